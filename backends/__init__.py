@@ -1,0 +1,1 @@
+"""Code generators, one package per target (imported as ``tilelang.backends``)."""

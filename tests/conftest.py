@@ -1,0 +1,72 @@
+"""Shared test fixtures: golden files and GPU detection."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+GOLDEN_DIR = Path(__file__).parent / "golden"
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite tests/golden/<test_file>/<test_name>.txt from the current output",
+    )
+
+
+class Golden:
+    """Compares text with ``tests/golden/<test_file>/<name>.txt``.
+
+    With ``--update-golden`` the file is (re)written instead; review the diff like code.
+    """
+
+    def __init__(self, request):
+        self.update = request.config.getoption("--update-golden")
+        self.folder = GOLDEN_DIR / Path(request.node.fspath).stem
+        self.default_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
+
+    def __call__(self, text: str, name: str | None = None) -> None:
+        path = self.folder / f"{name or self.default_name}.txt"
+        text = text.rstrip("\n") + "\n"
+        if self.update:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            return
+        if not path.exists():
+            pytest.fail(f"no golden file {path}; run pytest with --update-golden and review it")
+        expected = path.read_text()
+        assert text == expected, f"output differs from {path} (run with --update-golden to accept)"
+
+
+@pytest.fixture
+def golden(request) -> Golden:
+    return Golden(request)
+
+
+def _has_gpu() -> bool:
+    try:
+        import cupy  # noqa: F401
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        pass
+    try:
+        import pycuda.driver as drv
+
+        drv.init()
+        return drv.Device.count() > 0
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if any("gpu" in item.keywords for item in items) and not _has_gpu():
+        skip = pytest.mark.skip(reason="needs an NVIDIA GPU")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)

@@ -1,0 +1,169 @@
+"""Buffers and regions.
+
+A :class:`Buffer` is a typed, shaped view of memory: its ``data`` pointer variable,
+``shape``, ``strides`` (empty for a dense row-major buffer), ``elem_offset`` (in
+elements) and storage ``scope`` (``"global"``, ``"shared"``, ``"local"`` or a user
+scope such as ``"global.A_reg"``). Buffers compare by identity, like variables.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from tilelang.ir import expr as E
+from tilelang.ir.convert import binary, const_int_value, convert
+from tilelang.ir.dtype import HANDLE, INT32, DataType
+from tilelang.ir.node import Node, child, define, ignored, plain, ref, span_field
+
+
+def _exprs(values) -> tuple:
+    return tuple(convert(v) for v in values)
+
+
+def _offset(value) -> E.PrimExpr:
+    return convert(value)
+
+
+@attrs.frozen(eq=False, repr=False)
+class Buffer(Node):
+    """A buffer; build one with :func:`decl_buffer`."""
+
+    name: str = ignored()
+    data: E.Var = define()
+    dtype: DataType = plain(converter=DataType)
+    shape: tuple = child(converter=_exprs)
+    strides: tuple = child(factory=tuple, converter=_exprs)
+    elem_offset: E.PrimExpr = child(factory=lambda: E.IntImm(INT32, 0), converter=_offset)
+    scope: str = plain(default="global")
+    offset_factor: int = plain(default=0)
+    data_alignment: int = plain(default=64)
+    span: object = span_field()
+
+    __hash__ = object.__hash__
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def total_elements(self) -> E.PrimExpr:
+        """The number of elements the shape covers (1 for a scalar buffer)."""
+        total = None
+        for extent in self.shape:
+            total = extent if total is None else binary("mul", total, extent)
+        return E.IntImm(INT32, 1) if total is None else total
+
+    def is_dense(self) -> bool:
+        """True when the strides are those of a compact row-major layout."""
+        return not self.strides or all(
+            stride is expected or const_int_value(stride) == const_int_value(expected) is not None
+            for stride, expected in zip(self.strides, dense_strides(self.shape))
+        )
+
+    def __getitem__(self, indices) -> E.BufferLoad:
+        """``A[i, j]`` is the load ``BufferLoad(A, (i, j))``."""
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        return self.vload(indices)
+
+    def vload(self, indices) -> E.BufferLoad:
+        return E.BufferLoad(self, _exprs(indices))
+
+    def vstore(self, indices, value):
+        """The statement ``self[indices] = value`` (value cast to the buffer's dtype)."""
+        from tilelang.ir.stmt import BufferStore
+
+        if not isinstance(indices, (tuple, list)):
+            indices = (indices,)
+        return BufferStore(self, convert(value, self.dtype), _exprs(indices))
+
+    def access_ptr(self, mode="r", offset=0, extent=None) -> E.Call:
+        """A pointer into this buffer for an extern call (see :func:`tilelang.ir.op.access_ptr`)."""
+        from tilelang.ir.op import access_ptr
+
+        return access_ptr(self, mode, offset, extent)
+
+
+def dense_strides(shape) -> tuple:
+    """Row-major strides, in elements, for ``shape``."""
+    strides, running = [], E.IntImm(INT32, 1)
+    for extent in reversed(tuple(shape)):
+        strides.append(running)
+        running = _fold_mul(running, convert(extent))
+    return tuple(reversed(strides))
+
+
+def _fold_mul(a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
+    ca, cb = const_int_value(a), const_int_value(b)
+    if ca is not None and cb is not None and a.dtype == b.dtype:
+        return E.IntImm(a.dtype, ca * cb)
+    if ca == 1:
+        return b
+    return binary("mul", a, b)
+
+
+def decl_buffer(
+    shape,
+    dtype="float32",
+    name="buffer",
+    data=None,
+    strides=None,
+    elem_offset=None,
+    scope="global",
+    offset_factor=0,
+    span=None,
+) -> Buffer:
+    """A new buffer with a fresh data pointer unless ``data`` is given."""
+    if isinstance(shape, (int, E.PrimExpr)):
+        shape = (shape,)
+    return Buffer(
+        name,
+        data if data is not None else E.Var(name, HANDLE),
+        dtype,
+        tuple(shape),
+        tuple(strides or ()),
+        E.IntImm(INT32, 0) if elem_offset is None else elem_offset,
+        scope,
+        offset_factor,
+        span=span,
+    )
+
+
+@attrs.frozen(eq=False, repr=False)
+class Range(Node):
+    """The half-open interval ``[min, min + extent)``."""
+
+    min: E.PrimExpr = child(converter=convert)
+    extent: E.PrimExpr = child(converter=convert)
+    span: object = span_field()
+
+    @staticmethod
+    def from_min_extent(min_value, extent) -> Range:
+        return Range(min_value, extent)
+
+    @staticmethod
+    def from_bounds(begin, end) -> Range:
+        """``[begin, end)``; the extent is ``end - begin`` unless ``begin`` is 0."""
+        begin = convert(begin)
+        return Range(begin, end if const_int_value(begin) == 0 else binary("sub", end, begin))
+
+
+@attrs.frozen(eq=False, repr=False)
+class BufferRegion(Node):
+    """A rectangular region of a buffer: one :class:`Range` per dimension."""
+
+    buffer: Buffer = ref()
+    region: tuple = child(converter=tuple)
+    span: object = span_field()
+
+    @staticmethod
+    def full(buffer: Buffer) -> BufferRegion:
+        return BufferRegion(buffer, tuple(Range(0, extent) for extent in buffer.shape))
+
+
+@attrs.frozen(eq=False, repr=False)
+class MatchBufferRegion(Node):
+    """``buffer = T.match_buffer(source[...])`` inside a block: a view of a region."""
+
+    buffer: Buffer = define()
+    source: BufferRegion = child()
+    span: object = span_field()

@@ -1,0 +1,141 @@
+"""Data types.
+
+A :class:`DataType` *is* a string (``"float32"``, ``"int64"``, ``"float32x8"``), so it
+prints, compares and hashes like the spelling users write, and it also answers
+questions about itself (``bits``, ``lanes``, ``is_float``...). Construction validates
+the spelling, so a misspelled dtype fails where it is written, not deep in a backend.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+_SCALAR_RE = re.compile(r"^(bool|int|uint|float|handle)(\d*)(?:x(\d+))?$")
+_VALID_BITS = {
+    "int": (8, 16, 32, 64),
+    "uint": (8, 16, 32, 64),
+    "float": (16, 32, 64),
+}
+
+
+class DataTypeError(ValueError):
+    """Raised for a dtype spelling that names no type."""
+
+
+class DataType(str):
+    """A validated dtype spelling; see the module docstring."""
+
+    __slots__ = ()
+
+    def __new__(cls, spelling: str | DataType) -> DataType:
+        if type(spelling) is DataType:
+            return spelling
+        return _parse(str(spelling))
+
+    @classmethod
+    def _make(cls, text: str) -> DataType:
+        return str.__new__(cls, text)
+
+    @property
+    def code(self) -> str:
+        """The type family: ``"bool"``, ``"int"``, ``"uint"``, ``"float"`` or ``"handle"``."""
+        return _split(self)[0]
+
+    @property
+    def bits(self) -> int:
+        return _split(self)[1]
+
+    @property
+    def lanes(self) -> int:
+        return _split(self)[2]
+
+    def is_bool(self) -> bool:
+        return self.code == "bool"
+
+    def is_int(self) -> bool:
+        return self.code == "int"
+
+    def is_uint(self) -> bool:
+        return self.code == "uint"
+
+    def is_integer(self) -> bool:
+        """Signed or unsigned integer (bool is not an integer here)."""
+        return self.code in ("int", "uint")
+
+    def is_float(self) -> bool:
+        return self.code == "float"
+
+    def is_handle(self) -> bool:
+        return self.code == "handle"
+
+    def is_vector(self) -> bool:
+        return self.lanes > 1
+
+    def element_of(self) -> DataType:
+        """The scalar type of one lane."""
+        return _make_dtype(self.code, self.bits, 1)
+
+    def with_lanes(self, lanes: int) -> DataType:
+        return _make_dtype(self.code, self.bits, lanes)
+
+    def numpy_name(self) -> str:
+        """The NumPy dtype name of one lane (``handle`` maps to ``uint64``)."""
+        if self.code == "handle":
+            return "uint64"
+        return "bool" if self.code == "bool" else f"{self.code}{self.bits}"
+
+    def __repr__(self) -> str:
+        return f"DataType({str.__repr__(self)})"
+
+
+def _make_dtype(code: str, bits: int, lanes: int) -> DataType:
+    base = code if code in ("bool", "handle") else f"{code}{bits}"
+    return DataType(base if lanes == 1 else f"{base}x{lanes}")
+
+
+@cache
+def _parse(text: str) -> DataType:
+    match = _SCALAR_RE.match(text)
+    if match is None:
+        raise DataTypeError(f"invalid dtype {text!r}")
+    code, bits, lanes = match.groups()
+    if code in ("bool", "handle"):
+        if bits:
+            raise DataTypeError(f"invalid dtype {text!r}: {code} takes no bit width")
+    elif not bits or int(bits) not in _VALID_BITS[code]:
+        allowed = ", ".join(f"{code}{b}" for b in _VALID_BITS[code])
+        raise DataTypeError(f"invalid dtype {text!r}: expected one of {allowed}")
+    if lanes is not None and int(lanes) < 2:
+        raise DataTypeError(f"invalid dtype {text!r}: a vector needs at least 2 lanes")
+    return DataType._make(text)
+
+
+@cache
+def _split(dtype: str) -> tuple[str, int, int]:
+    code, bits, lanes = _SCALAR_RE.match(dtype).groups()
+    nbits = {"bool": 1, "handle": 64}.get(code) or int(bits)
+    return code, nbits, int(lanes) if lanes else 1
+
+
+def is_valid_dtype(text: str) -> bool:
+    try:
+        DataType(text)
+    except DataTypeError:
+        return False
+    return True
+
+
+def dtype_from_numpy(np_dtype) -> DataType:
+    """The DataType of a NumPy dtype (``np.float32`` -> ``"float32"``)."""
+    import numpy as np
+
+    name = np.dtype(np_dtype).name
+    return DataType("bool" if name == "bool" else name)
+
+
+BOOL = DataType("bool")
+INT32 = DataType("int32")
+INT64 = DataType("int64")
+FLOAT32 = DataType("float32")
+HANDLE = DataType("handle")

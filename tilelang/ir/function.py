@@ -1,0 +1,92 @@
+"""Functions and modules."""
+
+from __future__ import annotations
+
+import attrs
+
+from tilelang.ir import expr as E
+from tilelang.ir.node import Node, child, define, plain, span_field
+from tilelang.ir.stmt import Stmt
+
+
+class BaseFunc(Node):
+    """Base of everything an IRModule holds (prim_funcs now, graph functions later)."""
+
+    __slots__ = ()
+
+
+def _dict(mapping) -> dict:
+    return dict(mapping or {})
+
+
+@attrs.frozen(eq=False, repr=False)
+class PrimFunc(BaseFunc):
+    """A tensor function.
+
+    ``params`` are variables: a buffer parameter is a ``handle`` variable whose
+    buffer is ``buffer_map[param]``; a scalar parameter is used directly. ``attrs``
+    holds function attributes such as ``global_symbol`` and ``tir.noalias``.
+    """
+
+    params: tuple = define(converter=tuple)
+    body: Stmt = child()
+    ret_type: str | None = plain(default=None)
+    buffer_map: dict = define(factory=dict, converter=_dict)
+    attrs: dict = plain(factory=dict, converter=_dict)
+    span: object = span_field()
+
+    def with_attr(self, key: str, value) -> PrimFunc:
+        return attrs.evolve(self, attrs={**self.attrs, key: value})
+
+    def with_body(self, body: Stmt) -> PrimFunc:
+        return self if body is self.body else attrs.evolve(self, body=body)
+
+    @property
+    def buffers(self) -> tuple:
+        """The parameter buffers, in parameter order."""
+        return tuple(self.buffer_map[p] for p in self.params if p in self.buffer_map)
+
+    def scalar_params(self) -> tuple:
+        return tuple(p for p in self.params if p not in self.buffer_map)
+
+
+@attrs.frozen(eq=False, repr=False)
+class IRModule(Node):
+    """Named functions; ``mod["name"]`` gets one."""
+
+    functions: dict = child(factory=dict, converter=_dict)
+    attrs: dict = plain(factory=dict, converter=_dict)
+    span: object = span_field()
+
+    @staticmethod
+    def from_expr(func: BaseFunc, name: str | None = None) -> IRModule:
+        """A module holding one function under ``name`` (or its ``global_symbol``)."""
+        if name is None:
+            name = func.attrs.get("global_symbol", "main") if hasattr(func, "attrs") else "main"
+        return IRModule({name: func})
+
+    def __getitem__(self, name: str) -> BaseFunc:
+        try:
+            return self.functions[name]
+        except KeyError:
+            known = ", ".join(sorted(self.functions)) or "none"
+            raise KeyError(f"no function {name!r} in the module (it has: {known})") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.functions
+
+    def __iter__(self):
+        return iter(self.functions.items())
+
+    def __len__(self) -> int:
+        return len(self.functions)
+
+    def with_function(self, name: str, func: BaseFunc) -> IRModule:
+        return attrs.evolve(self, functions={**self.functions, name: func})
+
+    def get_global_vars(self) -> list[str]:
+        return sorted(self.functions)
+
+
+def is_var(x) -> bool:
+    return isinstance(x, E.Var)

@@ -1,0 +1,189 @@
+"""Intrinsics: the table of ``Call`` operators and the functions that build them.
+
+A ``Call``'s ``op`` is a name from :data:`INTRINSICS`. Each entry says how many
+arguments the intrinsic takes and how its result type follows from them, so the
+parser, the printer and every backend agree on one list.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from tilelang.ir import expr as E
+from tilelang.ir.convert import as_bool, binary, const_int_value, convert, match_types
+from tilelang.ir.dtype import BOOL, HANDLE, INT32, DataType
+
+
+@attrs.frozen
+class OpInfo:
+    """How an intrinsic is called and typed.
+
+    ``result`` is ``"float"`` (same as the argument, which must be a float),
+    ``"same"`` (same as the first argument), ``"bool"``, ``"handle"`` or ``"given"``
+    (the caller states the dtype, as ``call_extern`` does).
+    """
+
+    name: str
+    num_args: int | None
+    result: str
+
+
+_FLOAT_MATH = (
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin",
+    "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf",
+    "floor", "ceil", "round", "trunc", "nearbyint",
+)  # fmt: skip
+
+INTRINSICS: dict[str, OpInfo] = {
+    **{name: OpInfo(name, 1, "float") for name in _FLOAT_MATH},
+    "pow": OpInfo("pow", 2, "float"),
+    "atan2": OpInfo("atan2", 2, "float"),
+    "fmod": OpInfo("fmod", 2, "float"),
+    "abs": OpInfo("abs", 1, "same"),
+    "isnan": OpInfo("isnan", 1, "bool"),
+    "bitwise_and": OpInfo("bitwise_and", 2, "same"),
+    "bitwise_or": OpInfo("bitwise_or", 2, "same"),
+    "bitwise_xor": OpInfo("bitwise_xor", 2, "same"),
+    "bitwise_not": OpInfo("bitwise_not", 1, "same"),
+    "shift_left": OpInfo("shift_left", 2, "same"),
+    "shift_right": OpInfo("shift_right", 2, "same"),
+    "if_then_else": OpInfo("if_then_else", 3, "given"),
+    "likely": OpInfo("likely", 1, "bool"),
+    "call_extern": OpInfo("call_extern", None, "given"),
+    "tvm_access_ptr": OpInfo("tvm_access_ptr", 5, "handle"),
+    "type_annotation": OpInfo("type_annotation", 0, "given"),
+}
+
+
+def is_intrinsic(name: str) -> bool:
+    return name in INTRINSICS
+
+
+def call_intrin(name: str, *args, dtype=None, span=None) -> E.Call:
+    """A call of the intrinsic ``name``, typed by its table entry."""
+    info = INTRINSICS.get(name)
+    if info is None:
+        raise E.TIRTypeError(f"unknown intrinsic {name!r}")
+    if info.num_args is not None and len(args) != info.num_args:
+        raise E.TIRTypeError(f"T.{name} takes {info.num_args} arguments, got {len(args)}")
+    args = tuple(convert(a) for a in args)
+    if info.result == "float":
+        if len(args) == 2:
+            args = match_types(*args)
+        if not args[0].dtype.element_of().is_float():
+            raise E.TIRTypeError(f"T.{name} needs a float argument, got {args[0].dtype}")
+        dtype = args[0].dtype
+    elif info.result == "same":
+        if len(args) == 2:
+            args = match_types(*args)
+        dtype = args[0].dtype
+    elif info.result == "bool":
+        dtype = BOOL
+    elif info.result == "handle":
+        dtype = HANDLE
+    elif dtype is None:
+        raise E.TIRTypeError(f"T.{name} needs an explicit dtype")
+    return E.Call(DataType(dtype), name, args, span=span)
+
+
+def _math(name):
+    def build(x, span=None):
+        return call_intrin(name, x, span=span)
+
+    build.__name__ = name
+    build.__doc__ = f"``{name}(x)`` of a float expression."
+    return build
+
+
+exp, exp2, log, log2, log10, sqrt, rsqrt = map(
+    _math, ("exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt")
+)
+sin, cos, tan, tanh, sigmoid, erf = map(_math, ("sin", "cos", "tan", "tanh", "sigmoid", "erf"))
+floor, ceil, round, trunc = map(_math, ("floor", "ceil", "round", "trunc"))  # noqa: A001
+
+
+def abs(x, span=None):  # noqa: A001 - TVM's name
+    return call_intrin("abs", x, span=span)
+
+
+def pow(x, y, span=None):  # noqa: A001 - TVM's name
+    return call_intrin("pow", x, y, span=span)
+
+
+def max(a, b, span=None):  # noqa: A001 - TVM's name
+    """``Max(a, b)``, typed by the operator rules."""
+    return binary("max", a, b, span=span)
+
+
+def min(a, b, span=None):  # noqa: A001 - TVM's name
+    return binary("min", a, b, span=span)
+
+
+def floordiv(a, b, span=None):
+    return binary("floordiv", a, b, span=span)
+
+
+def floormod(a, b, span=None):
+    return binary("floormod", a, b, span=span)
+
+
+def truncdiv(a, b, span=None):
+    return binary("div", a, b, span=span)
+
+
+def truncmod(a, b, span=None):
+    return binary("mod", a, b, span=span)
+
+
+def ceildiv(a, b, span=None):
+    """``ceil(a / b)`` for non-negative integers, as ``(a + b - 1) // b``."""
+    return floordiv(binary("sub", binary("add", a, b), 1), b, span=span)
+
+
+def if_then_else(cond, t, f, span=None):
+    """``t`` if ``cond`` else ``f``, evaluating only the branch taken (unlike Select)."""
+    t, f = match_types(t, f)
+    return E.Call(t.dtype, "if_then_else", (as_bool(cond), t, f), span=span)
+
+
+def select(cond, t, f, span=None):
+    t, f = match_types(t, f)
+    return E.Select(as_bool(cond), t, f, span=span)
+
+
+def call_extern(dtype, func_name: str, *args, span=None):
+    """A call of the C function ``func_name`` returning ``dtype``."""
+    return E.Call(
+        DataType(dtype), "call_extern", (E.StringImm(func_name), *map(convert, args)), span=span
+    )
+
+
+def type_annotation(dtype) -> E.Call:
+    """A placeholder argument that carries a dtype (used by ``tvm_access_ptr``)."""
+    return E.Call(DataType(dtype), "type_annotation", ())
+
+
+def access_ptr(buffer, mode="r", offset=0, extent=None, span=None) -> E.Call:
+    """A pointer into ``buffer``'s data; ``mode`` is any of ``"r"``, ``"w"``, ``"rw"``."""
+    mask = (1 if "r" in mode else 0) | (2 if "w" in mode else 0)
+    if mask == 0 or set(mode) - {"r", "w"}:
+        raise E.TIRTypeError(f"access_ptr mode must be 'r', 'w' or 'rw', not {mode!r}")
+    offset = convert(offset)
+    if extent is None:
+        extent = buffer.total_elements()
+        if const_int_value(offset) != 0:
+            extent = binary("sub", extent, offset)
+    if const_int_value(buffer.elem_offset) != 0:
+        offset = binary("add", buffer.elem_offset, offset)
+    return E.Call(
+        HANDLE,
+        "tvm_access_ptr",
+        (
+            type_annotation(buffer.dtype),
+            buffer.data,
+            offset,
+            convert(extent),
+            E.IntImm(INT32, mask),
+        ),
+        span=span,
+    )

@@ -1,0 +1,1 @@
+"""The .tir front end: Lark parse tree -> IR, with located diagnostics."""
