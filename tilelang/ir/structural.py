@@ -17,6 +17,12 @@ from tilelang.ir.expr import Var
 from tilelang.ir.node import Node, deep_recursion, node_fields
 
 
+def _is_symbol(x) -> bool:
+    """Variables and buffers, and nodes of other IRs that declare themselves symbols
+    (``structural_symbol = True``, e.g. graph-level variables)."""
+    return isinstance(x, (Var, Buffer)) or getattr(x, "structural_symbol", False)
+
+
 class StructuralMismatch(AssertionError):
     """Raised by :func:`assert_structural_equal`; says where the trees first differ."""
 
@@ -50,7 +56,7 @@ class _Compare:
         if old_b is not None or old_a is not None:
             self.fail(path, a, b, "a variable or buffer corresponds to two different ones")
         self.forward[a], self.backward[b] = b, a
-        if isinstance(a, Buffer):
+        if not isinstance(a, Var):  # buffers and other symbols: compare their fields
             self.defining += 1
             try:
                 self.fields(a, b, path)
@@ -71,7 +77,7 @@ class _Compare:
             self.fail(path, a, b, "different free variables or buffers")
 
     def compare(self, a, b, path, role="child") -> None:
-        if isinstance(a, (Var, Buffer)) or isinstance(b, (Var, Buffer)):
+        if _is_symbol(a) or _is_symbol(b):
             return self.symbol(a, b, path, role == "define")
         if isinstance(a, Node) or isinstance(b, Node):
             if type(a) is not type(b):
@@ -129,7 +135,7 @@ class _Hash:
         if not (defines or self.defining or self.map_free_vars):
             return hash(("free", id(x)))
         self.numbering[x] = len(self.numbering)
-        if isinstance(x, Buffer):
+        if not isinstance(x, Var):
             self.defining += 1
             try:
                 inner = self.fields(x)
@@ -139,7 +145,7 @@ class _Hash:
         return hash(("var", x.dtype, self.numbering[x]))
 
     def value(self, x, role="child") -> int:
-        if isinstance(x, (Var, Buffer)):
+        if _is_symbol(x):
             return self.symbol(x, role == "define")
         if isinstance(x, Node):
             return self.fields(x)
