@@ -32,7 +32,21 @@ def parse_file(path) -> IRModule:
     return _parse_file(path)
 
 
+def __getattr__(name):
+    # The runtime loads on first use, so `import tilelang` stays light.
+    if name == "Target":
+        from tilelang.target import Target
+
+        return Target
+    if name in ("build", "nd", "cpu", "cuda"):
+        from tilelang import runtime
+
+        return getattr(runtime, name)
+    raise AttributeError(f"module 'tilelang' has no attribute {name!r}")
+
+
 __all__ = [
+    "build", "nd", "cpu", "cuda", "Target",
     "ir", "IRModule", "PrimFunc", "parse", "parse_file", "ArgumentError", "BuildError",
     "ScheduleError", "TileLangError", "TIRSyntaxError", "TIRTypeError",
 ]  # fmt: skip

@@ -1,0 +1,120 @@
+"""Targets: which backend compiles a module, and with which options.
+
+A :class:`Target` is written the way TVM writes one::
+
+    Target("llvm -mcpu=native -num-cores=2")   # options {"mcpu": "native", "num-cores": 2}
+    Target("c")
+    Target("cuda -arch=sm_90")
+    Target({"kind": "c", "num-cores": 4})
+    Target("llvm --num-cores=1")               # one or two dashes, as the MLC course writes it
+
+An option written as ``-key=value`` keeps its value (integers become ``int``); a bare
+``-flag`` means ``True``. The kind must name a registered backend (see
+:func:`tilelang.runtime.register_backend`), so a misspelled target fails where it is
+written.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from tilelang.errors import BuildError
+
+_OPTION_RE = re.compile(r"^--?([A-Za-z_][A-Za-z0-9_.-]*)(?:=(.*))?$")
+
+
+def _option_value(text: str | None):
+    if text is None:
+        return True
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    return text
+
+
+def _frozen_options(options) -> dict:
+    return dict(options or {})
+
+
+@attrs.frozen(init=False, repr=False)
+class Target:
+    """A backend kind (``"c"``, ``"llvm"``, ``"python"``, ``"cuda"``...) and its options.
+
+    ``Target(spec)`` accepts a string, a dict with a ``"kind"`` key, or another Target.
+    """
+
+    kind: str
+    options: dict = attrs.field(converter=_frozen_options)
+
+    def __init__(self, spec: str | dict | Target, **options):
+        if isinstance(spec, Target):
+            kind, parsed = spec.kind, dict(spec.options)
+        elif isinstance(spec, dict):
+            parsed = dict(spec)
+            kind = parsed.pop("kind", None)
+            if not isinstance(kind, str):
+                raise BuildError(f"a target dict needs a 'kind' string, got {spec!r}")
+        elif isinstance(spec, str):
+            kind, parsed = _parse(spec)
+        else:
+            raise BuildError(
+                f"a target is a string like 'llvm -mcpu=native', a dict or a Target, "
+                f"not {type(spec).__name__}"
+            )
+        parsed.update(options)
+        _check_kind(kind)
+        self.__attrs_init__(kind, parsed)
+
+    def get(self, key: str, default=None):
+        """The option ``key`` (dashes and underscores are interchangeable)."""
+        for name in (key, key.replace("_", "-"), key.replace("-", "_")):
+            if name in self.options:
+                return self.options[name]
+        return default
+
+    @property
+    def num_cores(self) -> int | None:
+        """``-num-cores=N``: the number of threads parallel loops may use (None: all)."""
+        value = self.get("num-cores")
+        return None if value is None else int(value)
+
+    def __str__(self) -> str:
+        parts = [self.kind]
+        for key, value in self.options.items():
+            parts.append(f"-{key}" if value is True else f"-{key}={value}")
+        return " ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"Target({str(self)!r})"
+
+
+def _parse(text: str) -> tuple[str, dict]:
+    words = text.split()
+    if not words:
+        raise BuildError("empty target string; expected e.g. 'c', 'llvm' or 'cuda -arch=sm_90'")
+    kind, options = words[0], {}
+    for word in words[1:]:
+        match = _OPTION_RE.match(word)
+        if match is None:
+            raise BuildError(
+                f"target option {word!r} in {text!r} is not of the form -key=value or -flag"
+            )
+        options[match.group(1)] = _option_value(match.group(2))
+    return kind, options
+
+
+def _check_kind(kind: str) -> None:
+    from tilelang.runtime.registry import backend_kinds
+
+    kinds = backend_kinds()
+    if kind not in kinds:
+        raise BuildError(f"unknown target kind {kind!r}; known kinds: {', '.join(sorted(kinds))}")
+
+
+def as_target(value) -> Target:
+    """``value`` as a Target (strings and dicts are parsed)."""
+    return value if isinstance(value, Target) else Target(value)
+
+
+__all__ = ["Target", "as_target"]
