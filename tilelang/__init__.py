@@ -14,6 +14,7 @@ from tilelang.errors import (
     TIRTypeError,
 )  # fmt: skip
 from tilelang.ir import IRModule, PrimFunc
+from tilelang.register import get_global_func, register_func
 
 __version__ = "0.1.0"
 
@@ -46,7 +47,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "build", "nd", "cpu", "cuda", "Target",
+    "build", "nd", "cpu", "cuda", "Target", "register_func", "get_global_func",
     "ir", "IRModule", "PrimFunc", "parse", "parse_file", "ArgumentError", "BuildError",
     "ScheduleError", "TileLangError", "TIRSyntaxError", "TIRTypeError",
 ]  # fmt: skip
