@@ -114,7 +114,10 @@ class Signature:
             label = f"argument '{param.name}' ({ordinal(index)})"
             buffer = self.buffer_map.get(param)
             if buffer is None:
-                checked.append(_check_scalar(label, param.dtype, arg))
+                value = _check_scalar(label, param.dtype, arg)
+                if param.dtype.is_integer():  # it may also size a buffer
+                    self._bind(label, "value", param, value, values, origin, deferred)
+                checked.append(value)
                 continue
             array = _check_array(label, buffer, arg)
             if self.writes.get(id(param)) and not array.flags.writeable:

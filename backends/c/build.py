@@ -1,0 +1,153 @@
+"""Compiling generated C into a shared library and calling it (target ``"c"``).
+
+The library is built with ``cc -O3 -march=native -fopenmp -shared -fPIC -std=c99``
+(``-O`` from the target's ``-opt-level``, default 3), cached by the hash of the
+source, the extern sources, the compiler's identity and the flags (see
+:mod:`tilelang.runtime.cache`), and loaded with ctypes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from tilelang.backends.c.codegen_c import ERROR_SYMBOL, CSource, generate_c, header_text
+
+from tilelang.errors import BuildError
+from tilelang.runtime.cache import atomic_write, content_key, load_or_build
+from tilelang.runtime.compiler import SHARED_FLAGS, compiler_identity, run_compiler
+from tilelang.runtime.ctypes_call import make_caller
+
+_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".s", ".S", ".o", ".a", ".so")
+
+
+class CModule:
+    """A compiled C library: ``functions[name](*checked_args)``, ``get_source()``,
+    ``export_library(path)``."""
+
+    def __init__(self, lowered_mod, source: CSource, lib: ctypes.CDLL, path: Path, cached: bool):
+        self.source, self.library_path, self.was_cached = source, path, cached
+        self._lib = lib  # keeps the library loaded while the module lives
+        after_call = _error_check(lib) if source.has_asserts else None
+        self.functions = {
+            name: make_caller(getattr(lib, symbol), lowered_mod[name], after_call)
+            for name, symbol in source.symbols.items()
+        }
+
+    def get_source(self, fmt: str = "") -> str:
+        """The C source (``fmt="h"``: the header declaring the exported functions)."""
+        if fmt in ("", "c"):
+            return self.source.text
+        if fmt == "h":
+            return header_text(self.source, self.library_path.stem)
+        raise BuildError(f"the C module has sources 'c' and 'h', not {fmt!r}")
+
+    def export_library(self, path: Path) -> None:
+        """Copy the shared library to ``path`` and write ``path`` with suffix ``.h``."""
+        path = Path(path)
+        atomic_write(path, lambda tmp: shutil.copyfile(self.library_path, tmp))
+        header = path.with_suffix(".h")
+        text = header_text(self.source, path.stem)
+        atomic_write(header, lambda tmp: tmp.write_text(text))
+
+
+def _error_check(lib):
+    last_error = getattr(lib, ERROR_SYMBOL)
+    last_error.restype = ctypes.c_char_p
+    last_error.argtypes = []
+
+    def check():
+        message = last_error()
+        if message is not None:
+            raise RuntimeError(f"assertion failed in compiled code: {message.decode()}")
+
+    return check
+
+
+def _extern_inputs(extern_sources, work: Path) -> tuple[list[str], list[bytes]]:
+    """Paths to compile along with the generated file, and their contents for the key.
+    An item is a path to an existing source/object file, or C source text."""
+    paths, contents = [], []
+    for index, item in enumerate(extern_sources):
+        candidate = Path(item) if isinstance(item, Path) or "\n" not in str(item) else None
+        if candidate is not None and candidate.suffix in _SOURCE_SUFFIXES and candidate.exists():
+            paths.append(str(candidate.resolve()))
+            contents.append(candidate.read_bytes())
+            continue
+        if isinstance(item, Path):
+            raise BuildError(f"extern source {item} does not exist")
+        path = work / f"extern_{index}.c"
+        path.write_text(str(item))
+        paths.append(str(path))
+        contents.append(str(item).encode())
+    return paths, contents
+
+
+def _lib_flags(libs) -> list[str]:
+    flags = []
+    for lib in libs:
+        text = str(lib)
+        if text.startswith("-"):
+            flags.append(text)
+        elif "/" in text or text.endswith((".so", ".a")):
+            flags.append(str(Path(text).resolve()))
+        else:
+            flags.append(f"-l{text}")
+    return flags
+
+
+def build(lowered_mod, target, *, extern_sources=(), extern_headers=(), libs=()) -> CModule:
+    """Generate C for ``lowered_mod``, compile it (or reuse the cached library), load it.
+
+    ``extern_sources``: C files or C source strings compiled into the library (the
+    bodies of ``call_extern`` functions); ``extern_headers``: headers to include (which
+    then declare the extern functions instead of generated prototypes); ``libs``:
+    libraries to link (``"m"``, ``"-lfoo"`` or a path).
+    """
+    source = generate_c(lowered_mod, target, extern_headers)
+    opt_level = int(target.get("opt-level", 3))
+    flags = [f"-O{opt_level}", *SHARED_FLAGS]
+    symbols = list(source.symbols.values()) + ([ERROR_SYMBOL] if source.has_asserts else [])
+    with tempfile.TemporaryDirectory(prefix="tilelang-c-") as work:
+        work = Path(work)
+        extern_paths, extern_contents = _extern_inputs(extern_sources, work)
+        link = [*_lib_flags(libs), "-lm"]
+        main = work / "module.c"
+        main.write_text(source.text)
+        key = content_key(source.text, compiler_identity(), " ".join(flags + link),
+                          *extern_contents)  # fmt: skip
+
+        def produce(output: Path) -> None:
+            try:
+                run_compiler([*flags, "-o", str(output), str(main), *extern_paths, *link], "C")
+            except BuildError as exc:
+                raise BuildError(_explain(str(exc), source.text)) from None
+
+        lib, path, cached = load_or_build("c", key, produce, symbols)
+    return CModule(lowered_mod, source, lib, path, cached)
+
+
+_LOCATION = re.compile(r"module\.c:(\d+)(?::\d+)?:")
+
+
+def _explain(message: str, text: str) -> str:
+    """The compiler's message followed by the generated lines it points at."""
+    lines = text.splitlines()
+    numbers = sorted({int(m.group(1)) for m in _LOCATION.finditer(message)})
+    if not numbers:
+        return message
+    shown = ["", "generated C (module.c):"]
+    width = len(str(numbers[-1] + 1))
+    previous = 0
+    for number in numbers:
+        for n in range(max(number - 1, previous + 1, 1), min(number + 1, len(lines)) + 1):
+            marker = ">" if n == number else " "
+            shown.append(f"{marker} {n:>{width}} | {lines[n - 1]}")
+            previous = n
+    return message + "\n" + "\n".join(shown)
+
+
+__all__ = ["build", "CModule"]

@@ -1,0 +1,194 @@
+"""C source for a lowered IRModule: includes, helpers, extern prototypes, functions.
+
+Each PrimFunc becomes ``void name(float* restrict A, ..., int32_t n)``: one pointer per
+buffer parameter (``const`` when the function never writes it, ``restrict`` under
+``tir.noalias``), the scalar parameters, then the ``tl.size_vars`` (docs/lowered_ir.md).
+"""
+
+from __future__ import annotations
+
+import attrs
+from tilelang.backends.c.c_printer import CLikePrinter
+from tilelang.backends.c.names import ScopedNames, is_identifier, sanitize
+
+from tilelang.errors import BuildError
+from tilelang.ir.function import PrimFunc
+from tilelang.runtime.args import written_data_vars
+
+# C library functions that the standard headers already declare (no prototype).
+_DECLARED = frozenset(
+    """abs labs llabs fabs fabsf sqrt sqrtf exp expf exp2 exp2f log logf log2 log2f log10
+    log10f log1p log1pf pow powf sin sinf cos cosf tan tanf tanh tanhf sinh sinhf cosh
+    coshf asin asinf acos acosf atan atanf atan2 atan2f erf erff floor floorf ceil ceilf
+    round roundf trunc truncf nearbyint nearbyintf fmod fmodf fmin fminf fmax fmaxf malloc
+    free memcpy memset printf""".split()
+)
+
+_HELPER_TEMPLATES = {
+    "floordiv": (
+        "static inline {t} tl_floordiv_{t}({t} a, {t} b) {{\n"
+        "  {t} q = a / b, r = a % b;\n"
+        "  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;\n"
+        "}}"
+    ),
+    "floormod": (
+        "static inline {t} tl_floormod_{t}({t} a, {t} b) {{\n"
+        "  {t} r = a % b;\n"
+        "  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
+        "}}"
+    ),
+}
+
+_ERROR_SUPPORT = """\
+static const char* tl_error_message = 0;
+static void tl_set_error(const char* message) {
+  if (!tl_error_message) tl_error_message = message;
+}
+/* The first failed assertion since the last call (the runtime raises it). */
+const char* tilelang_last_error(void) {
+  const char* message = tl_error_message;
+  tl_error_message = 0;
+  return message;
+}"""
+
+ERROR_SYMBOL = "tilelang_last_error"
+
+
+class CPrinter(CLikePrinter):
+    """The C99 dialect: the defaults of :class:`CLikePrinter`."""
+
+
+@attrs.frozen
+class CSource:
+    """Generated C: the text, each function's exported symbol, and its prototype."""
+
+    text: str
+    symbols: dict  # name in the IRModule -> C symbol
+    prototypes: dict  # name in the IRModule -> "void f(...)"
+    has_asserts: bool
+
+
+def generate_c(mod, target, extern_headers=(), printer_class=CPrinter) -> CSource:
+    """The C source of every PrimFunc in the lowered module ``mod``."""
+    funcs = [(name, f) for name, f in mod if isinstance(f, PrimFunc)]
+    if not funcs:
+        raise BuildError("the module has no PrimFunc to compile")
+    symbols = _export_symbols(funcs)
+    bodies, prototypes, helpers, externs, asserts = [], {}, set(), {}, False
+    for name, func in funcs:
+        printer = printer_class(ScopedNames(set(symbols.values())), target.num_cores)
+        prototypes[name] = print_function(printer, symbols[name], func)
+        bodies.append("\n".join(printer.lines))
+        helpers |= printer.helpers
+        for extern, signature in printer.externs.items():
+            externs.setdefault(extern, signature)
+        asserts |= printer.has_asserts
+    parts = [_includes(extern_headers)]
+    helper_text = [_helper(h) for h in sorted(helpers) if h.startswith("tl_")]
+    if helper_text:
+        parts.append("\n\n".join(helper_text))
+    if asserts:
+        parts.append(_ERROR_SUPPORT)
+    if externs and not extern_headers:
+        declarations = [
+            _prototype(name, ret, args, printer_class)
+            for name, (ret, args) in externs.items()
+            if name not in _DECLARED
+        ]
+        if declarations:
+            parts.append("\n".join(declarations))
+    parts.extend(bodies)
+    return CSource("\n\n".join(parts) + "\n", symbols, prototypes, asserts)
+
+
+def _export_symbols(funcs) -> dict:
+    symbols, used = {}, set()
+    for name, func in funcs:
+        wanted = str(func.attrs.get("global_symbol", name))
+        symbol = sanitize(wanted)
+        while symbol in used or symbol == ERROR_SYMBOL:
+            symbol += "_"
+        used.add(symbol)
+        symbols[name] = symbol
+    return symbols
+
+
+def _includes(extern_headers) -> str:
+    lines = [f"#include <{h}>" for h in ("math.h", "stdbool.h", "stdint.h", "stdlib.h")]
+    for header in extern_headers:
+        text = str(header)
+        if text.startswith("<") and text.endswith(">"):
+            lines.append(f"#include {text}")
+        else:
+            if '"' in text or "\n" in text:
+                raise BuildError(f"invalid header name {text!r}")
+            lines.append(f'#include "{text}"')
+    return "\n".join(lines)
+
+
+def _helper(name: str) -> str:
+    _, kind, ctype = name.split("_", 2)
+    return _HELPER_TEMPLATES[kind].format(t=ctype)
+
+
+def _prototype(name, ret_dtype, arg_types, printer_class) -> str:
+    ret = "void" if ret_dtype.is_handle() else printer_class.type_names[str(ret_dtype)]
+    return f"extern {ret} {name}({', '.join(arg_types) or 'void'});"
+
+
+def function_params(printer: CLikePrinter, func: PrimFunc) -> list[str]:
+    """The C parameter declarations, naming each buffer after the buffer itself."""
+    written = written_data_vars(func)
+    restrict = f" {printer.restrict_keyword}" if func.attrs.get("tir.noalias") else ""
+    params = []
+    for param in func.params:
+        buffer = func.buffer_map.get(param)
+        if buffer is None:
+            name = printer.names.define(param)
+            params.append(f"{printer.type_name(param.dtype)} {name}")
+            continue
+        name = printer.names.define(buffer.data, buffer.name)
+        printer.names.alias(param, name)
+        printer.pointer_types[id(buffer.data)] = buffer.dtype.element_of()
+        const = "" if id(buffer.data) in written else "const "
+        params.append(f"{const}{printer.type_name(buffer.dtype)}*{restrict} {name}")
+    for var in func.attrs.get("tl.size_vars", ()):
+        params.append(f"{printer.type_name(var.dtype)} {printer.names.define(var)}")
+    return params
+
+
+def print_function(printer: CLikePrinter, symbol: str, func: PrimFunc) -> str:
+    """Print ``func`` into ``printer.lines``; returns its prototype."""
+    if not is_identifier(symbol):
+        raise BuildError(f"invalid C function name {symbol!r}")
+    if not func.attrs.get("tl.lowered"):
+        raise BuildError(f"function {symbol} is not lowered; build() lowers it first")
+    prototype = f"void {symbol}({', '.join(function_params(printer, func)) or 'void'})"
+    printer.enter(prototype)
+    printer.visit(func.body)
+    printer.level -= 1
+    printer.emit("}")
+    return prototype
+
+
+def header_text(source: CSource, guard: str) -> str:
+    """A C header declaring every exported function (usable from C and C++)."""
+    guard = sanitize(guard).upper() + "_H"
+    lines = [
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "#include <stdbool.h>",
+        "#include <stdint.h>",
+        "#ifdef __cplusplus",
+        "#define restrict __restrict__",
+        'extern "C" {',
+        "#endif",
+        "",
+        *(f"{p};" for p in source.prototypes.values()),
+        "",
+        "#ifdef __cplusplus",
+        "}",
+        "#endif",
+        f"#endif /* {guard} */",
+    ]
+    return "\n".join(lines) + "\n"
