@@ -1,0 +1,216 @@
+"""Printing functions, modules and buffer declarations; the :class:`ScriptPrinter`."""
+
+from __future__ import annotations
+
+from tilelang.ir import expr as E
+from tilelang.ir import stmt as S
+from tilelang.ir.buffer import Buffer, BufferRegion, MatchBufferRegion, Range
+from tilelang.ir.function import IRModule, PrimFunc
+from tilelang.ir.printer.expr import string_literal
+from tilelang.ir.printer.names import NameTable, sanitize
+from tilelang.ir.printer.stmt import StmtPrinter, _is_true, _is_zero
+
+
+def _buffer_vars(buffer: Buffer) -> list[E.Var]:
+    from tilelang.ir.analysis import collect_vars
+
+    found: list[E.Var] = []
+    for part in (*buffer.shape, *buffer.strides, buffer.elem_offset):
+        for var in collect_vars(part):
+            if not any(var is f for f in found):
+                found.append(var)
+    return found
+
+
+def _contains_block(stmt) -> bool:
+    from tilelang.ir.functor import post_order_visit
+
+    found = []
+    post_order_visit(stmt, lambda n: found.append(1) if isinstance(n, S.Block) else None)
+    return bool(found)
+
+
+def implicit_root(func: PrimFunc) -> S.Block | None:
+    """The function's root block when it prints implicitly (TVM's rule): a block named
+    ``root`` with no iterators, predicate, regions, init, views or annotations, that the
+    parser recreates because the body holds blocks or the root allocates buffers."""
+    realize = func.body
+    if not isinstance(realize, S.BlockRealize) or realize.iter_values:
+        return None
+    block = realize.block
+    simple = (
+        block.name_hint == "root"
+        and not block.iter_vars
+        and _is_true(realize.predicate)
+        and not block.reads
+        and not block.writes
+        and block.init is None
+        and not block.match_buffers
+        and not block.annotations
+    )
+    if simple and (block.alloc_buffers or _contains_block(block.body)):
+        return block
+    return None
+
+
+class ScriptPrinter(StmtPrinter):
+    """Prints any IR node as TVMScript text (see docs/language.md)."""
+
+    def __init__(self):
+        self.names = NameTable()
+        self.lines: list[str] = []
+        self.indent = 0
+        self.tail = True
+        self.loop_extents: dict = {}
+        self.buffers: dict = {}  # data var -> buffer, for region inference
+
+    # -- names
+    def var_name(self, var: E.Var) -> str:
+        name = self.names.lookup(var)
+        # a variable used before any definition is free: it lives for the whole output
+        return name if name is not None else self.names.define(var, var.name, outermost=True)
+
+    def define_var(self, var: E.Var) -> str:
+        return self.names.define(var, var.name)
+
+    def buffer_name(self, buffer: Buffer) -> str:
+        name = self.names.lookup(buffer)
+        return name if name is not None else self.define_buffer(buffer, outermost=True)
+
+    def define_buffer(self, buffer: Buffer, outermost: bool = False) -> str:
+        name = self.names.define(buffer, buffer.name, outermost)
+        self.names.alias(buffer.data, f"{name}.data", outermost)
+        self.buffers.setdefault(buffer.data, buffer)
+        return name
+
+    def data_to_buffer(self) -> dict:
+        return self.buffers
+
+    def node_ref(self, obj) -> str:
+        if isinstance(obj, Buffer):
+            return self.buffer_name(obj)
+        if isinstance(obj, S.IterVar):
+            return self.var_name(obj.var)
+        raise TypeError(f"cannot print {type(obj).__name__} as a value")
+
+    # -- buffers
+    def buffer_call(self, func: str, buffer: Buffer, data=False, source=None) -> str:
+        """``T.alloc_buffer((m, n), "float32", ...)`` and its relatives."""
+        shape = ", ".join(self.expr(x) for x in buffer.shape)
+        if len(buffer.shape) == 1:
+            shape += ","
+        args = [f"({shape})", f'"{buffer.dtype}"']
+        if source is not None:
+            args.insert(0, source)
+        if data:
+            args.append(f"data={self.var_name(buffer.data)}")
+        if buffer.strides:
+            strides = ", ".join(self.expr(s) for s in buffer.strides)
+            args.append(f"strides=({strides}{',' if len(buffer.strides) == 1 else ''})")
+        if not _is_zero(buffer.elem_offset):
+            args.append(f"elem_offset={self.expr(buffer.elem_offset)}")
+        if buffer.scope != "global":
+            args.append(f"scope={string_literal(buffer.scope)}")
+        if buffer.offset_factor:
+            args.append(f"offset_factor={buffer.offset_factor}")
+        return f"{func}({', '.join(args)})"
+
+    # -- functions
+    def print_prim_func(self, func: PrimFunc, name: str) -> None:
+        self.emit("@T.prim_func")
+        matched, size_vars, params = [], [], []
+        for param in func.params:
+            buffer = func.buffer_map.get(param)
+            if buffer is None:
+                params.append(f"{self.define_var(param)}: T.{param.dtype}")
+                continue
+            variables = _buffer_vars(buffer)
+            if variables or buffer.strides or not _is_zero(buffer.elem_offset):
+                params.append(f"{self.define_var(param)}: T.handle")
+                matched.append((param, buffer))
+                for var in variables:
+                    if not any(var is v for v in size_vars) and not any(
+                        var is p for p in func.params
+                    ):
+                        size_vars.append(var)
+            else:
+                params.append(f"{self.define_buffer(buffer)}: {self.param_buffer(buffer)}")
+        returns = "" if func.ret_type is None else f" -> T.{func.ret_type}"
+        self.emit(f"def {sanitize(name)}({', '.join(params)}){returns}:")
+        self.indent += 1
+        try:
+            if func.attrs:
+                self.emit(f"T.func_attr({self.value(func.attrs)})")
+            for var in size_vars:
+                self.emit(f"{self.define_var(var)} = T.{var.dtype}()")
+            for param, buffer in matched:
+                call = self.buffer_call("T.match_buffer", buffer, source=self.var_name(param))
+                self.emit(f"{self.define_buffer(buffer)} = {call}")
+            root = implicit_root(func)
+            if root is not None:
+                for buffer in root.alloc_buffers:
+                    call = self.buffer_call("T.alloc_buffer", buffer)
+                    self.emit(f"{self.define_buffer(buffer)} = {call}")
+                self.print_stmt(root.body, tail=True)
+            else:
+                self.print_stmt(func.body, tail=True)
+        finally:
+            self.indent -= 1
+
+    def param_buffer(self, buffer: Buffer) -> str:
+        return self.buffer_call("T.Buffer", buffer)
+
+    def print_module(self, mod: IRModule) -> None:
+        self.emit("@I.ir_module")
+        self.emit("class Module:")
+        self.indent += 1
+        try:
+            for index, (name, func) in enumerate(mod.functions.items()):
+                if index:
+                    self.lines.append("")
+                # names are scoped per function, as in TVM
+                self.names, self.loop_extents, self.buffers = NameTable(), {}, {}
+                self.print_prim_func(func, name)
+        finally:
+            self.indent -= 1
+
+    def name_free_buffers(self, node) -> None:
+        """Names the buffers a statement or expression uses before printing it, so that
+        their data pointers print as ``A.data`` wherever they appear first."""
+        from tilelang.ir.functor import StmtExprVisitor
+
+        printer = self
+
+        class _Buffers(StmtExprVisitor):
+            def visit_buffer_ref(self, buffer):
+                printer.buffer_name(buffer)
+
+        _Buffers().visit(node)
+
+    # -- other nodes printed on their own
+    def print_node(self, node) -> None:
+        if isinstance(node, IRModule):
+            self.print_module(node)
+        elif isinstance(node, PrimFunc):
+            name = node.attrs.get("global_symbol", "main")
+            self.print_prim_func(node, name if isinstance(name, str) else "main")
+        elif isinstance(node, (S.Stmt, E.PrimExpr)):
+            self.name_free_buffers(node)
+            if isinstance(node, S.Stmt):
+                self.print_stmt(node, tail=True)
+            else:
+                self.lines.append(self.expr(node))
+        elif isinstance(node, Buffer):
+            self.lines.append(f"{self.buffer_name(node)} = {self.buffer_call('T.Buffer', node)}")
+        elif isinstance(node, BufferRegion):
+            self.lines.append(self.region(node))
+        elif isinstance(node, MatchBufferRegion):
+            call = self.buffer_call("T.match_buffer", node.buffer, source=self.region(node.source))
+            self.lines.append(f"{self.buffer_name(node.buffer)} = {call}")
+        elif isinstance(node, Range):
+            self.lines.append(f"{self.expr(node.min)}:{self.stop_text(node.min, node.extent)}")
+        elif isinstance(node, S.IterVar):
+            kind = {0: "spatial", 2: "reduce", 3: "scan"}.get(node.iter_type, "opaque")
+            self.lines.append(f"{self.var_name(node.var)} = T.axis.{kind}({self.domain(node.dom)})")
+        else:
+            raise TypeError(f"the printer does not know {type(node).__name__}")
