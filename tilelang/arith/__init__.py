@@ -1,0 +1,14 @@
+"""Integer arithmetic: constant bounds, canonical linear forms and the simplifier.
+
+The :class:`Analyzer` (TVM's ``arith.Analyzer``) knows inclusive constant bounds of
+variables (loop variables while a pass walks inside their loops) and uses them to
+simplify: ``(i_0 * 4 + i_1) // 4`` is ``i_0`` when ``0 <= i_1 < 4``, and ``k < 128``
+is ``True`` inside ``for k in range(128)``. The lowering pipeline, the schedule and
+the C printer share it.
+"""
+
+from tilelang.arith.analyzer import Analyzer, simplify
+from tilelang.arith.bound import ConstBound, const_bound
+from tilelang.arith.linear import LinearForm, linear_form
+
+__all__ = ["Analyzer", "simplify", "ConstBound", "const_bound", "LinearForm", "linear_form"]

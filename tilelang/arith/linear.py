@@ -1,0 +1,153 @@
+"""Canonical linear forms of integer expressions: ``sum(coeff * atom) + constant``.
+
+An *atom* is any sub-expression that is not a sum, a difference or a product with a
+constant (a variable, a ``floordiv``, a load...). Atoms are matched by identity for
+variables and structurally otherwise, so ``a * x + b * x`` collects into
+``(a + b) * x``. Terms keep the order in which they first appear, so rebuilding gives
+the form a person would write (``i_0 * 4 + i_1``).
+"""
+
+from __future__ import annotations
+
+from tilelang.ir import expr as E
+from tilelang.ir.structural import structural_equal, structural_hash
+
+
+class LinearForm:
+    """``sum(coeff * atom) + const`` over one integer dtype."""
+
+    __slots__ = ("dtype", "terms", "const", "_buckets")
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.terms: dict[object, list] = {}  # key -> [atom, coeff], insertion-ordered
+        self.const = 0
+        self._buckets: dict[int, list] = {}
+
+    def _key(self, atom: E.PrimExpr):
+        if isinstance(atom, E.Var):
+            return ("v", id(atom))
+        h = structural_hash(atom)
+        bucket = self._buckets.setdefault(h, [])
+        for index, known in enumerate(bucket):
+            if known is atom or structural_equal(known, atom):
+                return ("s", h, index)
+        bucket.append(atom)
+        return ("s", h, len(bucket) - 1)
+
+    def add_atom(self, atom: E.PrimExpr, coeff: int) -> None:
+        if coeff == 0:
+            return
+        key = self._key(atom)
+        entry = self.terms.get(key)
+        if entry is None:
+            self.terms[key] = [atom, coeff]
+        else:
+            entry[1] += coeff
+
+    def add_form(self, other: LinearForm, scale: int = 1) -> None:
+        for atom, coeff in other.terms.values():
+            self.add_atom(atom, coeff * scale)
+        self.const += other.const * scale
+
+    def live_terms(self) -> list[tuple[E.PrimExpr, int]]:
+        return [(atom, coeff) for atom, coeff in self.terms.values() if coeff != 0]
+
+    def is_const(self) -> bool:
+        return not self.live_terms()
+
+    def scaled(self, factor: int) -> LinearForm:
+        out = LinearForm(self.dtype)
+        out.add_form(self, factor)
+        return out
+
+    def to_expr(self) -> E.PrimExpr:
+        """The form as an expression: positive terms first, then the subtracted ones,
+        then the constant (``x + 1``, ``x - y - 2``)."""
+        terms = self.live_terms()
+        dtype = self.dtype
+        positive = [(a, c) for a, c in terms if c > 0]
+        negative = [(a, c) for a, c in terms if c < 0]
+        result = None
+        for atom, coeff in positive:
+            term = atom if coeff == 1 else E.Mul(atom, E.IntImm(dtype, coeff))
+            result = term if result is None else E.Add(result, term)
+        if result is None and negative and self.const > 0:
+            result = E.IntImm(dtype, self.const)
+            constant = 0
+        else:
+            constant = self.const
+        for atom, coeff in negative:
+            if result is None:
+                result = E.Mul(atom, E.IntImm(dtype, coeff))
+                continue
+            term = atom if coeff == -1 else E.Mul(atom, E.IntImm(dtype, -coeff))
+            result = E.Sub(result, term)
+        if result is None:
+            return E.IntImm(dtype, constant)
+        if constant > 0:
+            result = E.Add(result, E.IntImm(dtype, constant))
+        elif constant < 0:
+            result = E.Sub(result, E.IntImm(dtype, -constant))
+        return result
+
+
+def is_linear_node(expr: E.PrimExpr) -> bool:
+    """True for the nodes a linear form absorbs (integer scalar ``+``, ``-``, ``*``)."""
+    return (
+        isinstance(expr, (E.Add, E.Sub, E.Mul))
+        and expr.dtype.is_integer()
+        and expr.dtype.lanes == 1
+    )
+
+
+def linear_form(expr: E.PrimExpr, atom_fn=None) -> LinearForm:
+    """The linear form of an integer scalar expression.
+
+    ``atom_fn`` (optional) maps each atom before it is recorded: the simplifier passes
+    itself, so atoms are simplified and constants found inside them fold in. Walks
+    with an explicit stack, so 5,000-term sums do not recurse.
+    """
+    form = LinearForm(expr.dtype)
+    stack = [(expr, 1)]
+    while stack:
+        node, scale = stack.pop()
+        if scale == 0:
+            continue
+        if isinstance(node, E.IntImm):
+            form.const += scale * node.value
+        elif is_linear_node(node) and isinstance(node, E.Add):
+            stack.append((node.b, scale))
+            stack.append((node.a, scale))
+        elif is_linear_node(node) and isinstance(node, E.Sub):
+            stack.append((node.b, -scale))
+            stack.append((node.a, scale))
+        elif is_linear_node(node):
+            _push_product(node, scale, stack, form, atom_fn)
+        else:
+            atom = node if atom_fn is None else atom_fn(node)
+            if isinstance(atom, E.IntImm):
+                form.const += scale * atom.value
+            elif atom is not node and is_linear_node(atom):
+                form.add_form(linear_form(atom), scale)
+            else:
+                form.add_atom(atom, scale)
+    return form
+
+
+def _push_product(node: E.Mul, scale: int, stack: list, form: LinearForm, atom_fn) -> None:
+    a, b = node.a, node.b
+    if isinstance(b, E.IntImm):
+        stack.append((a, scale * b.value))
+        return
+    if isinstance(a, E.IntImm):
+        stack.append((b, scale * a.value))
+        return
+    # Neither side is a literal constant: either may still reduce to one.
+    fa, fb = linear_form(a, atom_fn), linear_form(b, atom_fn)
+    if fb.is_const():
+        form.add_form(fa, scale * fb.const)
+    elif fa.is_const():
+        form.add_form(fb, scale * fa.const)
+    else:
+        form.add_atom(E.Mul(fa.to_expr(), fb.to_expr()), scale)

@@ -1,0 +1,262 @@
+"""The rewriting simplifier (TVM's ``RewriteSimplifier`` + ``CanonicalSimplifier``
+in one small mutator).
+
+* Integer ``+ - *`` clusters become canonical linear forms: like terms collect
+  (``a * x + b * x``), constants fold, ``x * 1`` and ``x + 0`` vanish.
+* ``floordiv``/``floormod`` by a positive constant split off the multiples of the
+  divisor and drop the remainder when bounds show it stays in one period:
+  ``(i_0 * 4 + i_1) // 4 -> i_0`` and ``(i_0 * 4 + i_1) % 4 -> i_1`` when
+  ``0 <= i_1 < 4``. Truncating ``Div``/``Mod`` of a provably non-negative value
+  follow the same rules.
+* Comparisons, ``min`` and ``max`` whose outcome the bounds decide are folded.
+* ``Select``, ``if_then_else`` and the logical operators fold on constant
+  conditions; casts of constants fold with C semantics.
+* Vector index arithmetic: ``Ramp(b, s, n) + Broadcast(x, n) -> Ramp(b + x, s, n)``
+  and the like, so a flattened vector access stays a single ``Ramp``.
+
+Float arithmetic is never reassociated; only constant operands are folded (in the
+operand's own precision) and ``x * 1``, ``x + 0`` are dropped.
+"""
+
+from __future__ import annotations
+
+from tilelang.arith.constfold import fold_binary, fold_cast
+from tilelang.arith.linear import LinearForm, is_linear_node, linear_form
+from tilelang.ir import expr as E
+from tilelang.ir.convert import binary
+from tilelang.ir.dtype import BOOL
+from tilelang.ir.functor import StmtExprMutator
+from tilelang.ir.structural import structural_equal
+
+TRUE = E.IntImm(BOOL, 1)
+FALSE = E.IntImm(BOOL, 0)
+
+
+def _is_int_scalar(expr: E.PrimExpr) -> bool:
+    return expr.dtype.is_integer() and expr.dtype.lanes == 1
+
+
+def _const_value(expr):
+    return expr.value if isinstance(expr, (E.IntImm, E.FloatImm)) else None
+
+
+def _rebuilt(op, a, b):
+    return op if a is op.a and b is op.b else type(op)(a, b, span=op.span)
+
+
+class Simplifier(StmtExprMutator):
+    """Simplifies one expression under an :class:`~tilelang.arith.Analyzer`'s bounds."""
+
+    def __init__(self, analyzer):
+        self.ana = analyzer
+
+    # ------------------------------------------------------------ + - *
+    def _linear(self, op):
+        new = linear_form(op, atom_fn=self.visit).to_expr()
+        return op if structural_equal(new, op) else new
+
+    def _arith(self, op):
+        if is_linear_node(op):
+            return self._linear(op)
+        a, b = self.visit(op.a), self.visit(op.b)
+        folded = fold_binary(type(op), a, b)
+        if folded is not None:
+            return folded
+        vector = _vector_rule(type(op), a, b)
+        if vector is not None:
+            return self.visit(vector)
+        cls, ca, cb = type(op), _const_value(a), _const_value(b)
+        if cls is E.Add and (cb == 0 or ca == 0):
+            return a if cb == 0 else b
+        if cls is E.Sub and cb == 0:
+            return a
+        if cls is E.Mul and (cb == 1 or ca == 1):
+            return a if cb == 1 else b
+        return _rebuilt(op, a, b)
+
+    visit_add = visit_sub = visit_mul = _arith
+
+    # ------------------------------------------------------ divisions
+    def visit_floor_div(self, op):
+        return self._division(op, floor=True, is_div=True)
+
+    def visit_floor_mod(self, op):
+        return self._division(op, floor=True, is_div=False)
+
+    def visit_div(self, op):
+        return self._division(op, floor=False, is_div=True)
+
+    def visit_mod(self, op):
+        return self._division(op, floor=False, is_div=False)
+
+    def _division(self, op, floor: bool, is_div: bool):
+        a, b = self.visit(op.a), self.visit(op.b)
+        folded = fold_binary(type(op), a, b)
+        if folded is not None:
+            return folded
+        vector = _vector_rule(type(op), a, b)
+        if vector is not None:
+            return self.visit(vector)
+        c = b.value if isinstance(b, E.IntImm) else None
+        if not _is_int_scalar(a) or c is None or c <= 0:
+            return _rebuilt(op, a, b)
+        if c == 1:
+            return a if is_div else E.IntImm(a.dtype, 0)
+        if not floor:
+            lo = self.ana.const_bound(a).lo
+            if lo is None or lo < 0:
+                return _rebuilt(op, a, b)
+        form = linear_form(a)
+        quotient, rest = LinearForm(a.dtype), LinearForm(a.dtype)
+        for atom, coeff in form.live_terms():
+            if coeff % c == 0:
+                quotient.add_atom(atom, coeff // c)
+            else:
+                rest.add_atom(atom, coeff)
+        quotient.const, rest.const = divmod(form.const, c)
+        bound = self.ana.form_bound(rest)
+        if bound.lo is not None and bound.hi is not None and bound.lo // c == bound.hi // c:
+            period = bound.lo // c
+            if is_div:
+                quotient.const += period
+                return quotient.to_expr()
+            rest.const -= period * c
+            return rest.to_expr()
+        node_cls = E.FloorDiv if is_div else E.FloorMod
+        remainder = node_cls(rest.to_expr(), b)
+        if not is_div:
+            return op if structural_equal(remainder, op) else remainder
+        quotient.add_atom(remainder, 1)
+        result = quotient.to_expr()
+        return op if structural_equal(result, op) else result
+
+    # -------------------------------------------------- min / max
+    def _min_max(self, op):
+        a, b = self.visit(op.a), self.visit(op.b)
+        folded = fold_binary(type(op), a, b)
+        if folded is not None:
+            return folded
+        if _is_int_scalar(a):
+            bound = self.ana.form_bound(linear_form(E.Sub(a, b)))
+            a_first = bound.hi is not None and bound.hi <= 0  # a <= b
+            b_first = bound.lo is not None and bound.lo >= 0  # a >= b
+            if isinstance(op, E.Min) and (a_first or b_first):
+                return a if a_first else b
+            if isinstance(op, E.Max) and (a_first or b_first):
+                return b if a_first else a
+        if structural_equal(a, b):
+            return a
+        return _rebuilt(op, a, b)
+
+    visit_min = visit_max = _min_max
+
+    # ------------------------------------------------ comparisons
+    def visit_cmp_op(self, op):
+        a, b = self.visit(op.a), self.visit(op.b)
+        folded = fold_binary(type(op), a, b)
+        if folded is not None:
+            return folded
+        if _is_int_scalar(a):
+            decided = _decide(type(op), self.ana.form_bound(linear_form(E.Sub(a, b))))
+            if decided is not None:
+                return TRUE if decided else FALSE
+        return _rebuilt(op, a, b)
+
+    # --------------------------------------------------- logic
+    def visit_and(self, op):
+        a, b = self.visit(op.a), self.visit(op.b)
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x, E.IntImm) and x.dtype.lanes == 1:
+                return y if x.value else FALSE
+        return _rebuilt(op, a, b)
+
+    def visit_or(self, op):
+        a, b = self.visit(op.a), self.visit(op.b)
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x, E.IntImm) and x.dtype.lanes == 1:
+                return TRUE if x.value else y
+        return _rebuilt(op, a, b)
+
+    def visit_not(self, op):
+        a = self.visit(op.a)
+        if isinstance(a, E.IntImm):
+            return FALSE if a.value else TRUE
+        if isinstance(a, E.Not):
+            return a.a
+        return op if a is op.a else E.Not(a, span=op.span)
+
+    def visit_select(self, op):
+        new = self.generic_visit(op)
+        if isinstance(new.condition, E.IntImm):
+            return new.true_value if new.condition.value else new.false_value
+        return new
+
+    def visit_call(self, op):
+        new = self.generic_visit(op)
+        if new.op == "if_then_else" and isinstance(new.args[0], E.IntImm):
+            return new.args[1] if new.args[0].value else new.args[2]
+        if new.op == "likely" and isinstance(new.args[0], E.IntImm):
+            return new.args[0]
+        return new
+
+    def visit_cast(self, op):
+        value = self.visit(op.value)
+        if value.dtype == op.dtype:
+            return value
+        folded = fold_cast(op.dtype, value)
+        if folded is not None:
+            return folded
+        return op if value is op.value else E.Cast(op.dtype, value, span=op.span)
+
+
+def _decide(cls, bound) -> bool | None:
+    """The truth of ``d <op> 0`` for ``d`` in ``bound``, or None when undecided."""
+    lo, hi = bound.lo, bound.hi
+    below = hi is not None and hi < 0  # d < 0 everywhere
+    at_most = hi is not None and hi <= 0
+    above = lo is not None and lo > 0
+    at_least = lo is not None and lo >= 0
+    zero = lo == 0 and hi == 0
+    table = {
+        E.LT: (below, at_least),
+        E.LE: (at_most, above),
+        E.GT: (above, at_most),
+        E.GE: (at_least, below),
+        E.EQ: (zero, below or above),
+        E.NE: (below or above, zero),
+    }
+    true_when, false_when = table[cls]
+    if true_when:
+        return True
+    if false_when:
+        return False
+    return None
+
+
+def _vector_rule(cls, a, b):
+    """Ramp/Broadcast arithmetic pushed into the lanes' scalar expressions."""
+    if not (isinstance(a, (E.Ramp, E.Broadcast)) and isinstance(b, (E.Ramp, E.Broadcast))):
+        return None
+    name = {E.Add: "add", E.Sub: "sub", E.Mul: "mul", E.FloorDiv: "floordiv"}.get(cls)
+    if name is None and cls is not E.FloorMod:
+        return None
+    name = name or "floormod"
+    if isinstance(a, E.Broadcast) and isinstance(b, E.Broadcast):
+        return E.Broadcast(binary(name, a.value, b.value), a.lanes)
+    if cls in (E.Add, E.Sub):
+        if isinstance(a, E.Ramp) and isinstance(b, E.Ramp):
+            return E.Ramp(binary(name, a.base, b.base), binary(name, a.stride, b.stride), a.lanes)
+        if isinstance(a, E.Ramp):
+            return E.Ramp(binary(name, a.base, b.value), a.stride, a.lanes)
+        if cls is E.Sub:
+            return E.Ramp(binary("sub", a.value, b.base), binary("sub", 0, b.stride), a.lanes)
+        return E.Ramp(binary("add", a.value, b.base), b.stride, a.lanes)
+    if cls is E.Mul:
+        ramp, scale = (a, b) if isinstance(a, E.Ramp) else (b, a)
+        if isinstance(ramp, E.Ramp) and isinstance(scale, E.Broadcast):
+            return E.Ramp(
+                binary("mul", ramp.base, scale.value),
+                binary("mul", ramp.stride, scale.value),
+                ramp.lanes,
+            )
+    return None
