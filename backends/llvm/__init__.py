@@ -1,0 +1,61 @@
+"""The LLVM backend: lowered IR to native code through llvmlite.
+
+``build(lowered_mod, target)`` is registered as the ``"llvm"`` target::
+
+    lib = tilelang.build(mod, target="llvm -num-cores=2")
+    lib["mm_relu"](a, b, c)
+    print(lib.get_source("asm"))
+
+Pipeline: :mod:`.codegen` writes ``llvmlite.ir`` (vector IR for ``T.vectorized``,
+OpenMP outlining for ``T.parallel``), :mod:`.jit` verifies, optimises at -O3 for the
+host CPU (or ``-mcpu``/``-mattr``), emits an object (cached by content hash) and
+links it into the process with MCJIT; :mod:`.module` exposes the functions with the
+runtime's calling convention. Options are listed in :mod:`.options`.
+"""
+
+from __future__ import annotations
+
+from tilelang.errors import BuildError
+from tilelang.ir.function import PrimFunc
+
+from .codegen import CodeGenLLVM
+from .jit import load_library
+from .module import AssertionFailure, LLVMModule
+from .options import LLVMOptions, options_from_target
+
+
+def generate_ir(lowered_mod, options: LLVMOptions) -> tuple[CodeGenLLVM, dict]:
+    """The codegen holding ``lowered_mod`` as LLVM IR, and ``name -> (symbol, func)``."""
+    codegen = CodeGenLLVM(options)
+    funcs = {}
+    symbols = set()
+    for name, func in lowered_mod.functions.items():
+        if not isinstance(func, PrimFunc):
+            continue
+        symbol = func.attrs.get("global_symbol", name)
+        if symbol in symbols:
+            raise BuildError(f"two functions export the symbol {symbol!r}")
+        symbols.add(symbol)
+        codegen.add_function(symbol, func)
+        funcs[name] = (symbol, func)
+    return codegen, funcs
+
+
+def build(lowered_mod, target=None, libs=()) -> LLVMModule:
+    """Compile a lowered IRModule for ``target`` (a Target of kind ``"llvm"``).
+
+    ``libs``: shared libraries whose functions ``T.call_extern`` calls.
+    """
+    for lib in libs:
+        load_library(lib)
+    options = options_from_target(target)
+    codegen, funcs = generate_ir(lowered_mod, options)
+    externs = [
+        fn.name
+        for fn in codegen.module.functions
+        if fn.is_declaration and not fn.name.startswith("llvm.")
+    ]
+    return LLVMModule(str(codegen.module), options, funcs, externs, codegen.uses_openmp, libs)
+
+
+__all__ = ["build", "generate_ir", "load_library", "LLVMModule", "LLVMOptions", "AssertionFailure"]
