@@ -1,1 +1,74 @@
-"""The .tir front end: Lark parse tree -> IR, with located diagnostics."""
+"""The .tir front end: Lark parse tree -> IR, with located diagnostics.
+
+``parse(text, path)`` returns an IRModule (a bare ``@T.prim_func`` is stored under its
+name); every failure is a :class:`tilelang.errors.TIRSyntaxError` (type errors are also
+:class:`tilelang.errors.TIRTypeError`) that renders as ``error:`` / ``-->`` / source.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from tilelang.errors import TIRSyntaxError
+
+# The builder recurses once per nesting level (a few frames each). This limit is far
+# beyond any real program yet low enough that Python stops before the C stack does;
+# deeper input is reported as "nested too deeply".
+_BUILD_RECURSION_LIMIT = 12_000
+
+
+def parse(text: str, path: str | None = None, *, constants=None, line_offset=0, full_text=None):
+    """Parse ``.tir`` text into an :class:`tilelang.ir.IRModule`.
+
+    ``constants`` maps names to Python numbers usable in the source (the decorators
+    pass the function's globals and closure); ``line_offset``/``full_text`` place an
+    extract in its file for diagnostics.
+    """
+    from lark.exceptions import LarkError
+
+    from tilelang.parser.builder import build_file
+    from tilelang.parser.diagnostics import SourceInfo, syntax_error
+    from tilelang.parser.grammar_loader import get_parser
+
+    if not isinstance(text, str):
+        raise TypeError(f"parse() takes the program text as a str, not {type(text).__name__}")
+    source = SourceInfo(text, path, line_offset, full_text)
+    parser = get_parser()
+    padded = text if text.endswith("\n") else text + "\n"
+    try:
+        tree = parser.parse(padded)
+    except LarkError as exc:
+        raise syntax_error(exc, source, parser.parse) from None
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, _BUILD_RECURSION_LIMIT))
+    builder_state = {}
+    try:
+        return build_file(tree, source, constants, builder_state)
+    except RecursionError:
+        where = builder_state.get("builder")
+        where = getattr(where, "last_tree", None)
+        raise source.error_at(where, "the program is nested too deeply") from None
+    finally:
+        sys.setrecursionlimit(old_limit)
+
+
+def parse_file(path) -> object:
+    """Parse a ``.tir`` file; unreadable or non-UTF-8 files are a TIRSyntaxError."""
+    path = str(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise TIRSyntaxError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise TIRSyntaxError(
+            f"the file is not UTF-8 text (byte 0x{data[exc.start]:02x})", path, line, column
+        ) from None
+    return parse(text, path)
+
+
+__all__ = ["parse", "parse_file"]

@@ -1,0 +1,311 @@
+"""Parse tree -> IRModule: the file level (imports, decorators, modules) and functions.
+
+A file holds one ``@T.prim_func`` function or one ``@I.ir_module`` class of them. Each
+function is built by a fresh :class:`FunctionBuilder` (scopes, frames, errors); its
+statements and expressions are built by the mixin and the expression builder.
+
+The root block follows TVM (``ScriptComplete``): when a function body contains a block
+or a function-level ``T.alloc_buffer``, the body becomes
+``BlockRealize((), True, Block(name_hint="root", alloc_buffers=..., body=...))``,
+unless the body already is such a root block written out.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from lark import Tree
+
+from tilelang.ir import (
+    Block,
+    BlockRealize,
+    DataTypeError,
+    IRModule,
+    PrimFunc,
+    Span,
+    TIRTypeError,
+    Var,
+    const,
+)
+from tilelang.parser import calls
+from tilelang.parser import specs as S
+from tilelang.parser import tir_functions as F
+from tilelang.parser.diagnostics import TIRLocatedTypeError
+from tilelang.parser.expr_builder import ExprBuilder, Namespace, describe
+from tilelang.parser.scope import MISSING, ScopeStack
+from tilelang.parser.stmt_builder import FuncFrame, StmtBuilderMixin, statements_of
+
+
+class Aliases:
+    """What the short names of a file stand for (``T`` for tir, ``I`` for ir...)."""
+
+    def __init__(self):
+        self.names = {"T": "T", "I": "I", "tvm": "tvm", "tir": "T", "R": "R"}
+
+    def record_import(self, tree) -> None:
+        if tree.data == "import_from":
+            for item in tree.children[1].children if len(tree.children) > 1 else ():
+                if item is None or not isinstance(item, Tree):
+                    continue
+                name, alias = item.children
+                kind = {"tir": "T", "ir": "I", "relax": "R"}.get(str(name))
+                if kind:
+                    self.names[str(alias or name)] = kind
+        else:
+            for item in tree.children:
+                dotted, alias = item.children
+                parts = [str(p) for p in dotted.children]
+                if alias is not None and parts[-1] in ("tir", "ir", "relax"):
+                    self.names[str(alias)] = {"tir": "T", "ir": "I", "relax": "R"}[parts[-1]]
+                elif alias is not None and parts[0] in ("tvm", "tilelang"):
+                    self.names[str(alias)] = "tvm"
+
+
+class FunctionBuilder(StmtBuilderMixin):
+    """Builds one prim_func; owns its scopes, frames and error locations."""
+
+    type_error_cls = TIRLocatedTypeError
+
+    def __init__(self, source, aliases: Aliases, constants: dict | None = None):
+        self.source, self.aliases = source, aliases
+        self.constants = constants or {}
+        self.scopes = ScopeStack()
+        self.exprs = ExprBuilder(self)
+        self.loop_doms: dict = {}
+        self.closed_block_vars: dict[str, str] = {}
+        self.block_count = 0
+        self.last_tree = None
+
+    # ------------------------------------------------------------- utilities
+
+    def span(self, tree) -> Span | None:
+        meta = getattr(tree, "meta", tree)
+        line = getattr(meta, "line", None)
+        if line is None:
+            return None
+        offset = self.source.line_offset
+        return Span(
+            self.source.path, line + offset, meta.column, meta.end_line + offset, meta.end_column
+        )
+
+    def error(self, where, message: str, cls=None):
+        """A located error to raise."""
+        from tilelang.errors import TIRSyntaxError
+
+        return self.source.error_at(where, message, cls or TIRSyntaxError)
+
+    def guard(self, where, fn, *args):
+        """``fn(*args)``, with IR type errors turned into located ones."""
+        try:
+            return fn(*args)
+        except (TIRTypeError, DataTypeError) as exc:
+            raise self.error(where, str(exc), cls=TIRLocatedTypeError) from None
+
+    def call_value(self, callee, tree, arguments):
+        return calls.call_value(self, callee, tree, arguments)
+
+    def call_function(self, entry, tree, arguments=None, values=None):
+        return calls.call_function(self, entry, tree, arguments, values)
+
+    def lookup(self, token):
+        name = str(token)
+        value = self.scopes.lookup(name)
+        if value is not MISSING:
+            return value
+        if name in self.constants:
+            return self.constants[name]
+        if name in calls.BUILTINS:
+            return calls.BUILTINS[name]
+        kind = self.aliases.names.get(name)
+        if kind is not None:
+            return Namespace(kind)
+        if name in self.closed_block_vars:
+            raise self.error(
+                token,
+                f"{name} is an iterator of block "
+                f"{self.closed_block_vars[name]!r} and cannot be used "
+                "outside it",
+            )
+        later = _later_definition(self.source.text, name, token.line)
+        if later is not None:
+            raise self.error(
+                token,
+                f"{name} is used before it is defined (line {later + self.source.line_offset})",
+            )
+        guess = difflib.get_close_matches(name, sorted(self.scopes.names()), n=1, cutoff=0.7)
+        hint = f"; did you mean {guess[0]}?" if guess else ""
+        raise self.error(token, f"undefined name {name}{hint}")
+
+    # -------------------------------------------------------------- function
+
+    def build_function(self, tree) -> tuple[str, PrimFunc]:
+        name_token, parameters, _returns, suite = tree.children
+        frame = FuncFrame([], {})
+        with self.scopes.frame():
+            for param in parameters.children if parameters is not None else ():
+                if param is not None:
+                    self.build_param(param, frame)
+            body = self.build_body(statements_of(suite), frame)
+        body = self.root_block(body, frame)
+        attrs = dict(frame.attrs)
+        attrs.setdefault("global_symbol", str(name_token))
+        func = PrimFunc(frame.params, body, None, frame.buffer_map, attrs, span=self.span(tree))
+        return str(name_token), func
+
+    def build_param(self, param, frame: FuncFrame) -> None:
+        name_token, annotation_tree, default = param.children
+        name = str(name_token)
+        if annotation_tree is None:
+            raise self.error(
+                param,
+                f"parameter {name} needs a type: T.handle, "
+                'T.Buffer((...), "dtype") or a dtype such as T.int32',
+            )
+        if default is not None:
+            raise self.error(default, "prim_func parameters take no default values")
+        if any(p.name == name for p in frame.params):
+            raise self.error(name_token, f"duplicate parameter {name}")
+        annotation = self.exprs.eval(annotation_tree)
+        span = self.span(param)
+        if isinstance(annotation, S.BufferSpec):
+            buffer = annotation.make(name, span)
+            handle = Var(f"{name}_handle", "handle", span=span)
+            frame.params.append(handle)
+            frame.buffer_map[handle] = buffer
+            self.scopes.define(name, buffer)
+        elif isinstance(annotation, F.DTypeFunction):
+            var = Var(name, annotation.dtype, span=span)
+            frame.params.append(var)
+            self.scopes.define(name, var)
+        else:
+            raise self.error(
+                annotation_tree,
+                f"a parameter type is T.handle, T.Buffer(...) "
+                f"or a dtype, not {describe(annotation)}",
+            )
+
+    def root_block(self, body, frame: FuncFrame):
+        already_root = (
+            isinstance(body, BlockRealize) and not body.block.iter_vars and not frame.root_allocs
+        )
+        if already_root or not (self.block_count or frame.root_allocs):
+            return body
+        block = Block((), (), (), "root", body, None, tuple(frame.root_allocs))
+        return BlockRealize((), const(True), block)
+
+
+def _later_definition(text: str, name: str, line: int) -> int | None:
+    """The line of a definition of ``name`` after ``line`` (for "used before defined")."""
+    pattern = re.compile(rf"^[ \t]*{re.escape(name)}\s*(:[^=\n]*)?=[^=]", re.MULTILINE)
+    for match in pattern.finditer(text):
+        found = text.count("\n", 0, match.start()) + 1
+        if found > line:
+            return found
+    return None
+
+
+# ------------------------------------------------------------------ file level
+
+
+_PRIM_FUNC = "prim_func"
+_MODULE = "ir_module"
+
+
+def decorator_kind(builder_source, aliases: Aliases, decorator) -> str:
+    """``"prim_func"``, ``"ir_module"``, or a located error for anything else."""
+    dotted = decorator.children[0]
+    parts = [str(p) for p in dotted.children]
+    head = aliases.names.get(parts[0], parts[0])
+    full = ".".join([head, *parts[1:]])
+    if parts[-1] == "prim_func" and head in ("T", "tvm"):
+        return _PRIM_FUNC
+    if parts[-1] == "ir_module" and head in ("I", "tvm"):
+        return _MODULE
+    if head == "R":
+        raise builder_source.error_at(
+            decorator,
+            f"Relax functions (@{'.'.join(parts)}) are "
+            "not supported yet; tilelang reads TIR "
+            "(@T.prim_func)",
+        )
+    raise builder_source.error_at(
+        decorator, f"unknown decorator @{full}; expected @T.prim_func or @I.ir_module"
+    )
+
+
+def build_file(tree, source, constants=None, state=None) -> IRModule:
+    """The IRModule of a whole parse tree; ``state["builder"]`` is the function
+    builder at work (so a RecursionError can be located)."""
+    state = {} if state is None else state
+    aliases = Aliases()
+    found = []
+    for stmt in tree.children:
+        if stmt is None:
+            continue
+        for item in statements_of(Tree("suite", [stmt])):
+            if item.data in ("import_name", "import_from"):
+                aliases.record_import(item)
+            elif item.data == "decorated":
+                found.append(item)
+            elif item.data == "expr_stmt" and _is_docstring(item):
+                continue
+            else:
+                raise source.error_at(
+                    item,
+                    "expected a @T.prim_func function or an @I.ir_module class at the top level",
+                )
+    if not found:
+        raise source.error(
+            "no @T.prim_func function or @I.ir_module class in the file", *_end(source.text)
+        )
+    if len(found) > 1:
+        raise source.error_at(
+            found[1], "a file holds one @T.prim_func function or one @I.ir_module class"
+        )
+    return build_decorated(found[0], source, aliases, constants, state)
+
+
+def build_decorated(item, source, aliases, constants, state) -> IRModule:
+    *decorators, definition = item.children
+    kinds = [decorator_kind(source, aliases, d) for d in decorators]
+    if definition.data == "funcdef":
+        if _PRIM_FUNC not in kinds:
+            raise source.error_at(decorators[0], "a function needs @T.prim_func")
+        builder = state["builder"] = FunctionBuilder(source, aliases, constants)
+        name, func = builder.build_function(definition)
+        return IRModule({name: func})
+    if _MODULE not in kinds:
+        raise source.error_at(decorators[0], "a class needs @I.ir_module")
+    functions = {}
+    for member in statements_of(definition.children[-1]):
+        if member.data == "expr_stmt" and _is_docstring(member) or member.data == "pass_stmt":
+            continue
+        if member.data != "decorated" or member.children[-1].data != "funcdef":
+            raise source.error_at(member, "an @I.ir_module class holds @T.prim_func functions")
+        member_kinds = [decorator_kind(source, aliases, d) for d in member.children[:-1]]
+        if _PRIM_FUNC not in member_kinds:
+            raise source.error_at(member.children[0], "a module function needs @T.prim_func")
+        builder = state["builder"] = FunctionBuilder(source, aliases, constants)
+        name, func = builder.build_function(member.children[-1])
+        if name in functions:
+            raise source.error_at(member.children[-1], f"function {name} is defined twice")
+        functions[name] = func
+    return IRModule(functions)
+
+
+def _is_docstring(stmt) -> bool:
+    child = stmt.children[0]
+    return (
+        isinstance(child, Tree)
+        and child.data in ("string", "testlist")
+        and (
+            child.data == "string"
+            or (len(child.children) == 1 and child.children[0].data == "string")
+        )
+    )
+
+
+def _end(text: str):
+    lines = text.rstrip().splitlines() or [""]
+    return len(lines), 1

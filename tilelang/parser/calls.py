@@ -1,0 +1,189 @@
+"""Calling things in TIR source: ``T.*`` table functions, dtype constructors
+(``T.float32(0)``, ``T.int64()``), buffer methods (``A.access_ptr("w")``) and the few
+Python builtins TVMScript allows (``range``, ``min``, ``max``, ``abs``)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from lark import Tree
+
+from tilelang.ir import Buffer, DataTypeError, PrimExpr, TIRTypeError, const
+from tilelang.ir import op as ops
+from tilelang.ir.convert import binary
+from tilelang.parser import specs as S
+from tilelang.parser import tir_functions as F
+from tilelang.parser.expr_builder import SpecialName, describe
+
+
+class Builtin:
+    """A Python builtin usable in TIR source."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+BUILTINS = {name: Builtin(name) for name in ("range", "min", "max", "abs")}
+
+
+def split_arguments(ctx, arguments) -> tuple[list, dict]:
+    """Positional and keyword argument trees of a call."""
+    args, kwargs = [], {}
+    for child in arguments.children if arguments is not None else ():
+        if isinstance(child, Tree) and child.data == "kwarg":
+            name = str(child.children[0])
+            if name in kwargs:
+                raise ctx.error(child, f"keyword argument {name!r} given twice")
+            kwargs[name] = child.children[1]
+        else:
+            if kwargs:
+                raise ctx.error(child, "a positional argument follows a keyword argument")
+            args.append(child)
+    return args, kwargs
+
+
+def call_value(ctx, callee, tree, arguments):
+    """The value of ``callee(arguments)``."""
+    if isinstance(callee, F.TIRFunction):
+        return call_function(ctx, callee, tree, arguments)
+    args, kwargs = split_arguments(ctx, arguments)
+    if isinstance(callee, F.DTypeFunction):
+        return call_dtype(ctx, callee, tree, args, kwargs)
+    if isinstance(callee, S.BufferMethod):
+        return call_buffer_method(ctx, callee, tree, args, kwargs)
+    if isinstance(callee, Builtin):
+        if callee.name == "range":
+            return call_function(ctx, F.TABLE["serial"], tree, arguments)
+        if kwargs or len(args) != (1 if callee.name == "abs" else 2):
+            raise ctx.error(
+                tree,
+                f"{callee.name}() takes {'one' if callee.name == 'abs' else 'two'}"
+                " positional arguments",
+            )
+        values = [ctx.exprs.eval(a) for a in args]
+        if all(isinstance(v, numbers.Number) for v in values):
+            return {"min": min, "max": max, "abs": abs}[callee.name](*values)
+        if callee.name == "abs":
+            return ctx.guard(tree, ops.abs, values[0])
+        return ctx.guard(tree, binary, callee.name, values[0], values[1], ctx.span(tree))
+    if isinstance(callee, SpecialName):
+        if callee.name == "let":
+            raise ctx.error(tree, "T.let is written `with T.let(x, value):`")
+        raise ctx.error(tree, f"T.{callee.name} cannot be called here")
+    raise ctx.error(tree.children[0], f"{describe(callee)} is not callable")
+
+
+def call_function(ctx, entry: F.TIRFunction, tree, arguments=None, values=None):
+    """Binds the call's arguments to the entry's signature, evaluates them (regions
+    where the entry asks for them) and calls it; errors point at the argument."""
+    if values is not None:
+        arg_trees, kw_trees = list(values), {}
+    else:
+        arg_trees, kw_trees = split_arguments(ctx, arguments)
+    try:
+        bound = entry.bind(arg_trees, kw_trees)
+    except TypeError as exc:
+        raise ctx.error(tree, f"T.{entry.name}: {exc}") from None
+    evaluated, trees = {}, {}
+    for name, given in bound.arguments.items():
+        kind = entry.signature.parameters[name].kind
+        if kind == kind.VAR_POSITIONAL:
+            evaluated[name] = tuple([_argument(ctx, entry, name, t, values) for t in given])
+            trees[name] = given[0] if given else tree
+        elif kind == kind.VAR_KEYWORD:
+            evaluated[name] = {k: _argument(ctx, entry, name, t, values) for k, t in given.items()}
+            trees[name] = tree
+        else:
+            evaluated[name] = _argument(ctx, entry, name, given, values)
+            trees[name] = given
+    for name, value in evaluated.items():
+        bound.arguments[name] = value
+    args, kwargs = bound.args, dict(bound.kwargs)
+    if entry.takes_span:
+        kwargs["span"] = ctx.span(tree)
+    try:
+        return entry.impl(*args, **kwargs)
+    except F.ArgError as exc:
+        where = trees.get(exc.param, tree) if exc.param else tree
+        where = where if isinstance(where, Tree) or hasattr(where, "line") else tree
+        raise ctx.error(where, f"T.{entry.name}: {exc.message}") from None
+    except (TIRTypeError, DataTypeError) as exc:
+        raise ctx.error(tree, f"T.{entry.name}: {exc}", cls=ctx.type_error_cls) from None
+
+
+def _argument(ctx, entry, name, tree, values):
+    if values is not None:  # already evaluated (T.Buffer[...] subscripts)
+        return tree
+    if name in entry.regions:
+        return ctx.exprs.region(tree)
+    return ctx.exprs.eval(tree)
+
+
+def call_dtype(ctx, callee: F.DTypeFunction, tree, args, kwargs):
+    """``T.int32()`` (a new variable), ``T.float32(0)``, ``T.float32("inf")``, or a cast."""
+    dtype = callee.dtype
+    extra = set(kwargs) - {"is_size_var"}
+    if extra or len(args) > 1:
+        raise ctx.error(tree, f"T.{dtype} takes at most one argument")
+    if not args:
+        return S.SymbolicVarSpec(dtype)
+    value = ctx.exprs.eval(args[0])
+    if isinstance(value, str) and dtype.is_float():
+        try:
+            number = float(value)
+        except ValueError:
+            raise ctx.error(
+                args[0], f'T.{dtype} of {value!r}: expected "inf", "-inf", "nan" or a number'
+            ) from None
+        return ctx.guard(tree, const, number, dtype, ctx.span(tree))
+    if isinstance(value, (bool, numbers.Number)):
+        if isinstance(value, float) and not dtype.is_float() and not value.is_integer():
+            raise ctx.error(
+                args[0], f"T.{dtype} of the non-integer {value!r}", cls=ctx.type_error_cls
+            )
+        if isinstance(value, float) and math.isinf(value) and not dtype.is_float():
+            raise ctx.error(args[0], f"T.{dtype} of {value!r}", cls=ctx.type_error_cls)
+        if (dtype.is_integer() or dtype.is_bool()) and not _fits(int(value), dtype):
+            raise ctx.error(args[0], f"{value!r} does not fit in {dtype}", cls=ctx.type_error_cls)
+        return ctx.guard(tree, const, value, dtype, ctx.span(tree))
+    if isinstance(value, PrimExpr):
+        return ctx.guard(tree, value.astype, dtype)
+    raise ctx.error(args[0], f"T.{dtype} of {describe(value)}")
+
+
+def _fits(value: int, dtype) -> bool:
+    if dtype.is_bool():
+        return value in (0, 1)
+    bits = dtype.bits
+    if dtype.is_uint():
+        return 0 <= value < 2**bits
+    return -(2 ** (bits - 1)) <= value < 2 ** (bits - 1)
+
+
+def call_buffer_method(ctx, method: S.BufferMethod, tree, args, kwargs):
+    buffer: Buffer = method.buffer
+    values = [ctx.exprs.eval(a) for a in args]
+    named = {k: ctx.exprs.eval(v) for k, v in kwargs.items()}
+    if method.name == "access_ptr":
+        allowed = ("access_mask", "ptr_type", "content_lanes", "offset", "extent")
+        if len(values) > 1 or set(named) - set(allowed) or not (values or "access_mask" in named):
+            raise ctx.error(tree, "access_ptr takes (mode, offset=0, extent=None)")
+        mode = values[0] if values else named["access_mask"]
+        if not isinstance(mode, str):
+            raise ctx.error(tree, 'access_ptr mode is "r", "w" or "rw"')
+        return ctx.guard(
+            tree,
+            ops.access_ptr,
+            buffer,
+            mode,
+            named.get("offset", 0),
+            named.get("extent"),
+            ctx.span(tree),
+        )
+    indices = values[0] if len(values) == 1 and isinstance(values[0], (list, tuple)) else values
+    ctx.exprs.check_arity(buffer, len(indices), tree)
+    return ctx.guard(tree, buffer.vload, indices)

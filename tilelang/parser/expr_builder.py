@@ -1,0 +1,522 @@
+"""Parse tree -> values: expressions, and the Python values TVMScript allows around them.
+
+An expression evaluates to a *value*: a Python number, string, tuple, list or dict (as
+in TVMScript, ``128 * 4`` stays a Python int, so literal typing follows TVM: an int
+literal takes the type of the expression it meets), an IR expression, a Buffer, or one
+of the records of :mod:`tilelang.parser.specs` that a ``T.*`` call returns. Operators
+go through :func:`tilelang.ir.convert.binary`, the IR's typing rules. Long operator
+chains (``a + b + ... ``) are folded in a loop, not by recursion.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import numbers
+import operator
+
+from lark import Token, Tree
+
+from tilelang.ir import (
+    Buffer,
+    BufferLoad,
+    BufferRegion,
+    FloatImm,
+    IntImm,
+    Let,
+    Not,
+    PrimExpr,
+    Ramp,
+    Range,
+    Span,
+    Var,
+    const,
+    convert,
+)
+from tilelang.ir import op as ops
+from tilelang.ir.convert import as_bool, binary, logical
+from tilelang.ir.dtype import DataType, is_valid_dtype
+from tilelang.parser import specs as S
+from tilelang.parser import tir_functions as F
+from tilelang.parser.simplify import extent_of
+
+_ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "floormod"}
+_PY_ARITH = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "<<": operator.lshift,
+    ">>": operator.rshift,
+}
+_COMPARE = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+_PY_COMPARE = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+
+
+class Namespace:
+    """``T``, ``T.axis``, ``I``, ``tvm.script``...: a prefix of dotted names."""
+
+    def __init__(self, kind: str, prefix: str = ""):
+        self.kind, self.prefix = kind, prefix
+
+    def __repr__(self):
+        return f"namespace {self.kind}{'.' + self.prefix if self.prefix else ''}"
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, numbers.Number)
+
+
+class ExprBuilder:
+    """Evaluates expression trees in the builder's scope. ``ctx`` is the statement
+    builder (for scopes, loop domains and error locations)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    # ------------------------------------------------------------------ entry
+
+    def eval(self, tree):
+        """The value of an expression tree."""
+        if isinstance(tree, Token):
+            return self.ctx.error(tree, f"unexpected {tree!s}")
+        method = getattr(self, "eval_" + tree.data, None)
+        if method is None:
+            raise self.ctx.error(tree, f"{tree.data.replace('_', ' ')} is not supported in TIR")
+        return method(tree)
+
+    def expr(self, tree) -> PrimExpr:
+        """An IR expression for ``tree`` (Python numbers become constants)."""
+        value = self.eval(tree)
+        return self.to_expr(value, tree)
+
+    def to_expr(self, value, tree) -> PrimExpr:
+        if isinstance(value, PrimExpr):
+            return value
+        if isinstance(value, (bool, numbers.Number)):
+            return self.ctx.guard(tree, convert, value)
+        if isinstance(value, str):
+            return convert(value)
+        raise self.ctx.error(tree, f"expected an expression, got {describe(value)}")
+
+    def span(self, tree) -> Span | None:
+        return self.ctx.span(tree)
+
+    # ---------------------------------------------------------------- leaves
+
+    def eval_name(self, tree):
+        return self.ctx.lookup(tree.children[0])
+
+    def eval_int_lit(self, tree):
+        return int(str(tree.children[0]).replace("_", ""), 0)
+
+    def eval_float_lit(self, tree):
+        return float(str(tree.children[0]).replace("_", ""))
+
+    def eval_string(self, tree):
+        parts = []
+        for token in tree.children:
+            try:
+                value = ast.literal_eval(str(token))
+            except (ValueError, SyntaxError):
+                raise self.ctx.error(token, "invalid string literal") from None
+            if not isinstance(value, str):
+                raise self.ctx.error(token, "bytes literals are not supported")
+            parts.append(value)
+        return "".join(parts)
+
+    def eval_true(self, tree):
+        return True
+
+    def eval_false(self, tree):
+        return False
+
+    def eval_none(self, tree):
+        return None
+
+    def eval_tuple(self, tree):
+        return tuple(self.eval(child) for child in tree.children)
+
+    def eval_list(self, tree):
+        return [self.eval(child) for child in tree.children if child is not None]
+
+    def eval_dict(self, tree):
+        result = {}
+        for item in tree.children:
+            if item is None:
+                continue
+            key = self.eval(item.children[0])
+            if not isinstance(key, (str, int)):
+                raise self.ctx.error(item.children[0], "dict keys must be strings or integers")
+            result[key] = self.eval(item.children[1])
+        return result
+
+    def eval_testlist(self, tree):
+        values = [self.eval(child) for child in tree.children]
+        return values[0] if len(values) == 1 else tuple(values)
+
+    eval_exprlist = eval_testlist
+
+    # ------------------------------------------------------------- operators
+
+    def eval_arith(self, tree):
+        children = tree.children
+        value = self.eval(children[0])
+        for index in range(1, len(children), 2):
+            op_token, rhs_tree = children[index], children[index + 1]
+            rhs = self.eval(rhs_tree)
+            value = self.arith(str(op_token), value, rhs, tree, op_token)
+        return value
+
+    def arith(self, op, lhs, rhs, tree, op_token):
+        if _is_number(lhs) and _is_number(rhs):
+            try:
+                return _PY_ARITH[op](lhs, rhs)
+            except (ZeroDivisionError, OverflowError, ValueError) as exc:
+                raise self.ctx.error(
+                    op_token, f"cannot compute {lhs!r} {op} {rhs!r}: {exc}"
+                ) from None
+        self.check_operand(lhs, tree)
+        self.check_operand(rhs, tree)
+        span = self.span(tree)
+        if op in ("<<", ">>"):
+            name = "shift_left" if op == "<<" else "shift_right"
+            return self.ctx.guard(
+                op_token, lambda: ops.call_intrin(name, *_match(lhs, rhs), span=span)
+            )
+        return self.ctx.guard(op_token, binary, _ARITH[op], lhs, rhs, span)
+
+    def check_operand(self, value, tree):
+        if not isinstance(value, (PrimExpr, numbers.Number)):
+            raise self.ctx.error(tree, f"cannot use {describe(value)} in arithmetic")
+
+    def eval_unary(self, tree):
+        op, operand_tree = str(tree.children[0]), tree.children[1]
+        value = self.eval(operand_tree)
+        if _is_number(value):
+            return {"-": operator.neg, "+": operator.pos, "~": operator.invert}[op](value)
+        self.check_operand(value, tree)
+        if op == "+":
+            return value
+        if op == "~":
+            return self.ctx.guard(tree, ops.call_intrin, "bitwise_not", value)
+        if isinstance(value, IntImm) and not value.dtype.is_bool():
+            return IntImm(value.dtype, -value.value, span=self.span(tree))
+        if isinstance(value, FloatImm):
+            return FloatImm(value.dtype, -value.value, span=self.span(tree))
+        return self.ctx.guard(tree, binary, "sub", 0, value, self.span(tree))
+
+    def eval_power(self, tree):
+        base, exponent = self.eval(tree.children[0]), self.eval(tree.children[1])
+        if _is_number(base) and _is_number(exponent):
+            try:
+                return base**exponent
+            except (OverflowError, ZeroDivisionError) as exc:
+                raise self.ctx.error(
+                    tree, f"cannot compute {base!r} ** {exponent!r}: {exc}"
+                ) from None
+        return self.ctx.guard(tree, ops.pow, *_match(base, exponent))
+
+    def eval_comparison(self, tree):
+        children = tree.children
+        lhs = self.eval(children[0])
+        result = None
+        for index in range(1, len(children), 2):
+            op = str(children[index])
+            rhs = self.eval(children[index + 1])
+            if _is_number(lhs) and _is_number(rhs):
+                part = _PY_COMPARE[op](lhs, rhs)
+            else:
+                self.check_operand(lhs, tree)
+                self.check_operand(rhs, tree)
+                part = self.ctx.guard(
+                    children[index], binary, _COMPARE[op], lhs, rhs, self.span(tree)
+                )
+            result = part if result is None else self.logic("and", result, part, tree)
+            lhs = rhs
+        return result
+
+    def logic(self, op, lhs, rhs, tree):
+        if isinstance(lhs, bool) and isinstance(rhs, bool):
+            return (lhs and rhs) if op == "and" else (lhs or rhs)
+        lhs, rhs = self.condition(lhs, tree), self.condition(rhs, tree)
+        node = binary_logic(op)
+        return self.ctx.guard(tree, lambda: node(lhs, rhs, span=self.span(tree)))
+
+    def condition(self, value, tree) -> PrimExpr:
+        """``value`` as a bool expression, or a located type error."""
+        if isinstance(value, bool):
+            return const(value)
+        if not isinstance(value, PrimExpr):
+            raise self.ctx.error(tree, f"expected a condition, got {describe(value)}")
+        return self.ctx.guard(tree, as_bool, value)
+
+    def eval_and_test(self, tree):
+        return self._fold_logic("and", tree)
+
+    def eval_or_test(self, tree):
+        return self._fold_logic("or", tree)
+
+    def _fold_logic(self, op, tree):
+        value = self.eval(tree.children[0])
+        for child in tree.children[1:]:
+            value = self.logic(op, value, self.eval(child), tree)
+        return value
+
+    def eval_not_test(self, tree):
+        value = self.eval(tree.children[0])
+        if isinstance(value, bool):
+            return not value
+        return Not(self.condition(value, tree), span=self.span(tree))
+
+    def eval_bitor(self, tree):
+        return self._fold_bitwise("or", tree)
+
+    def eval_bitand(self, tree):
+        return self._fold_bitwise("and", tree)
+
+    def eval_bitxor(self, tree):
+        return self._fold_bitwise("xor", tree)
+
+    def _fold_bitwise(self, op, tree):
+        value = self.eval(tree.children[0])
+        for child in tree.children[1:]:
+            rhs = self.eval(child)
+            if _is_number(value) and _is_number(rhs):
+                value = {"or": operator.or_, "and": operator.and_, "xor": operator.xor}[op](
+                    value, rhs
+                )
+            elif op == "xor":
+                value = self.ctx.guard(tree, ops.call_intrin, "bitwise_xor", *_match(value, rhs))
+            else:
+                self.check_operand(value, tree)
+                self.check_operand(rhs, tree)
+                value = self.ctx.guard(tree, logical, op, value, rhs, self.span(tree))
+        return value
+
+    # ------------------------------------------------------ names and access
+
+    def eval_getattr(self, tree):
+        base_tree, name_token = tree.children
+        base = self.eval(base_tree)
+        name = str(name_token)
+        if isinstance(base, Namespace):
+            return self.namespace_member(base, name, tree)
+        if isinstance(base, Buffer):
+            return self.buffer_member(base, name, tree)
+        if isinstance(base, PrimExpr) and name == "dtype":
+            return str(base.dtype)
+        raise self.ctx.error(tree, f"{describe(base)} has no attribute {name!r}")
+
+    def namespace_member(self, space: Namespace, name: str, tree):
+        full = f"{space.prefix}.{name}" if space.prefix else name
+        if space.kind == "T":
+            entry = F.TABLE.get(full)
+            if entry is not None:
+                return entry
+            if full == "axis":
+                return Namespace("T", "axis")
+            if not space.prefix and is_valid_dtype(name):
+                return F.DTypeFunction(DataType(name))
+            if full in ("handle", "Ptr"):
+                return F.DTypeFunction(DataType("handle"))
+            if full in ("let", "Let", "prim_func"):
+                return SpecialName(full)
+            known = [key for key in list(F.TABLE) + list(F.SPECIAL_NAMES)]
+            known += ["int32", "int64", "float32", "float16", "float64", "bool", "handle"]
+            guess = difflib.get_close_matches(full, known, n=1, cutoff=0.6)
+            hint = f"; did you mean T.{guess[0]}?" if guess else ""
+            raise self.ctx.error(tree, f"unknown function T.{full}{hint}")
+        if space.kind in ("I", "tvm"):
+            return Namespace(space.kind, full)
+        raise self.ctx.error(tree, f"unknown name {space.kind}.{full}")
+
+    def buffer_member(self, buffer: Buffer, name: str, tree):
+        if name == "data":
+            return buffer.data
+        if name == "shape":
+            return tuple(buffer.shape)
+        if name == "strides":
+            return tuple(buffer.strides)
+        if name == "elem_offset":
+            return buffer.elem_offset
+        if name == "dtype":
+            return str(buffer.dtype)
+        if name == "scope":
+            return buffer.scope
+        if name in ("access_ptr", "vload"):
+            return S.BufferMethod(buffer, name)
+        raise self.ctx.error(tree, f"buffer {buffer.name} has no attribute {name!r}")
+
+    def eval_getitem(self, tree):
+        base_tree, subscripts = tree.children
+        base = self.eval(base_tree)
+        if isinstance(base, Buffer):
+            return self.buffer_load(base, subscripts, tree)
+        if isinstance(base, F.TIRFunction) and base.name == "Buffer":
+            args = [self.eval(child) for child in subscripts.children]
+            if len(args) == 1 and isinstance(args[0], tuple):
+                args = list(args[0])
+            return self.ctx.call_function(base, tree, values=args)
+        if isinstance(base, (tuple, list)):
+            index = self.eval(subscripts.children[0])
+            if len(subscripts.children) != 1 or not isinstance(index, int):
+                raise self.ctx.error(subscripts, "a tuple is indexed by one integer")
+            if not -len(base) <= index < len(base):
+                raise self.ctx.error(subscripts, f"index {index} out of range")
+            return base[index]
+        raise self.ctx.error(base_tree, f"{describe(base)} cannot be indexed")
+
+    def check_arity(self, buffer: Buffer, count: int, tree):
+        if count != buffer.ndim:
+            raise self.ctx.error(
+                tree,
+                f"buffer {buffer.name} has {buffer.ndim} dimension"
+                f"{'s' if buffer.ndim != 1 else ''} but {count} "
+                f"ind{'ices were' if count != 1 else 'ex was'} given",
+            )
+
+    def indices(self, buffer: Buffer, subscripts, tree) -> tuple:
+        """The load/store indices of ``buffer[subscripts]``; a constant-length slice
+        is a vector index (a Ramp)."""
+        self.check_arity(buffer, len(subscripts.children), subscripts)
+        result = []
+        for child in subscripts.children:
+            if isinstance(child, Tree) and child.data == "slice":
+                lo, hi = self.slice_bounds(child)
+                extent = extent_of(lo, hi)
+                if not isinstance(extent, IntImm) or child.children[2] is not None:
+                    raise self.ctx.error(child, "a slice index needs a constant length")
+                result.append(Ramp(lo, const(1, lo.dtype), extent.value))
+                continue
+            result.append(self.index(child))
+        return tuple(result)
+
+    def index(self, tree) -> PrimExpr:
+        value = self.eval(tree)
+        if isinstance(value, bool) or not isinstance(value, (int, PrimExpr)):
+            raise self.ctx.error(tree, f"a buffer index must be an integer, got {describe(value)}")
+        if isinstance(value, PrimExpr) and not value.dtype.element_of().is_integer():
+            raise self.ctx.error(
+                tree,
+                f"a buffer index must be an integer, got a {value.dtype} expression",
+                cls=self.ctx.type_error_cls,
+            )
+        return convert(value) if isinstance(value, int) else value
+
+    def slice_bounds(self, tree):
+        lo_tree, hi_tree = tree.children[0], tree.children[1]
+        if lo_tree is None or hi_tree is None:
+            raise self.ctx.error(tree, "a slice needs both bounds (lo:hi)")
+        lo, hi = self.index(lo_tree), self.index(hi_tree)
+        if lo.dtype != hi.dtype:
+            lo, hi = _match(lo, hi)
+        return lo, hi
+
+    def buffer_load(self, buffer, subscripts, tree):
+        indices = self.indices(buffer, subscripts, tree)
+        return BufferLoad(buffer, indices, span=self.span(tree))
+
+    def region(self, tree):
+        """``A[vi, 0:16]`` as a BufferRegion (a plain index is a range of one); a bare
+        buffer is its full region; anything else evaluates normally."""
+        if isinstance(tree, Tree) and tree.data == "getitem":
+            base = self.eval(tree.children[0])
+            if isinstance(base, Buffer):
+                subscripts = tree.children[1]
+                self.check_arity(base, len(subscripts.children), subscripts)
+                ranges = []
+                for child in subscripts.children:
+                    if isinstance(child, Tree) and child.data == "slice":
+                        lo, hi = self.slice_bounds(child)
+                        ranges.append(Range(lo, extent_of(lo, hi)))
+                    else:
+                        index = self.index(child)
+                        ranges.append(Range(index, const(1, index.dtype)))
+                return BufferRegion(base, tuple(ranges), span=self.span(tree))
+        value = self.eval(tree)
+        if isinstance(value, Buffer):
+            return BufferRegion.full(value)
+        if isinstance(value, list):
+            return [self.region_of_value(v, tree) for v in value]
+        return value
+
+    def region_of_value(self, value, tree):
+        if isinstance(value, BufferLoad):
+            return BufferRegion(value.buffer, tuple(Range(i, 1) for i in value.indices))
+        return value
+
+    # ------------------------------------------------------------------ calls
+
+    def eval_call(self, tree):
+        callee_tree, arguments = tree.children
+        callee = self.eval(callee_tree)
+        if isinstance(callee, SpecialName) and callee.name == "Let":
+            return self.let_expr(tree, arguments)
+        return self.ctx.call_value(callee, tree, arguments)
+
+    def let_expr(self, tree, arguments):
+        args = arguments.children if arguments is not None else []
+        if len(args) != 3 or any(a.data == "kwarg" for a in args if isinstance(a, Tree)):
+            raise self.ctx.error(tree, "T.Let takes (var, value, body)")
+        name_tree, value_tree, body_tree = args
+        if not (isinstance(name_tree, Tree) and name_tree.data == "name"):
+            raise self.ctx.error(name_tree, "T.Let binds a new name")
+        value = self.expr(value_tree)
+        var = Var(str(name_tree.children[0]), value.dtype, span=self.span(name_tree))
+        with self.ctx.scopes.frame():
+            self.ctx.scopes.define(var.name, var)
+            body = self.expr(body_tree)
+        return Let(var, value, body, span=self.span(tree))
+
+
+class SpecialName:
+    """``T.let`` / ``T.Let`` / ``T.prim_func``: names handled by their context."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self):
+        return f"T.{self.name}"
+
+
+def binary_logic(op):
+    from tilelang.ir import And, Or
+
+    return And if op == "and" else Or
+
+
+def _match(a, b):
+    from tilelang.ir.convert import match_types
+
+    return match_types(a, b)
+
+
+def describe(value) -> str:
+    """A short description of a value for error messages."""
+    if isinstance(value, Buffer):
+        return f"buffer {value.name}"
+    if isinstance(value, Var):
+        return f"variable {value.name}"
+    if isinstance(value, PrimExpr):
+        return f"a {value.dtype} expression"
+    if isinstance(value, F.TIRFunction):
+        return f"T.{value.name}"
+    if isinstance(value, F.DTypeFunction):
+        return f"T.{value.dtype}"
+    if isinstance(value, (Namespace, SpecialName)):
+        return repr(value)
+    if isinstance(value, (bool, int, float, str)):
+        return f"{type(value).__name__} {value!r}"
+    if value is None:
+        return "None"
+    return type(value).__name__

@@ -1,0 +1,160 @@
+"""Values that ``T.*`` calls produce before the statement around them gives them meaning.
+
+``T.grid(4, 8)`` means nothing until a ``for`` consumes it; ``T.alloc_buffer(...)``
+needs the name it is assigned to. The function table returns these small records and
+the statement builder turns them into IR.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from tilelang.ir import Buffer, DataType, PrimExpr, Var, decl_buffer
+
+
+@attrs.frozen
+class LoopDesc:
+    """One loop of a ``for`` header: its range, kind and options."""
+
+    min: PrimExpr
+    extent: PrimExpr
+    kind: str
+    thread: str | None = None
+    annotations: dict | None = None
+    step: PrimExpr | None = None
+
+
+@attrs.frozen
+class LoopSpec:
+    """``T.grid`` / ``T.serial`` / ``range`` / ...: the loops a ``for`` header makes."""
+
+    loops: tuple
+
+
+@attrs.frozen
+class BlockSpec:
+    """``T.block(name)``, consumed by ``with``."""
+
+    name: str
+
+
+@attrs.frozen
+class InitSpec:
+    """``T.init()``, consumed by ``with`` inside a block."""
+
+
+@attrs.frozen
+class AttrSpec:
+    """``T.attr(node, key, value)``, consumed by ``with``."""
+
+    node: object
+    key: str
+    value: object
+
+
+@attrs.frozen
+class AxisSpec:
+    """``T.axis.spatial(dom, binding)`` and friends: one block iterator."""
+
+    iter_type: int
+    dom: object  # a Range
+    binding: PrimExpr
+    dtype: DataType
+
+
+@attrs.frozen
+class RemapSpec:
+    """``T.axis.remap("SSR", [i, j, k])``: one iterator per loop variable."""
+
+    kinds: str
+    bindings: tuple
+
+
+@attrs.frozen
+class BufferSpec:
+    """The arguments of ``T.Buffer`` / ``T.alloc_buffer`` / ``T.match_buffer``."""
+
+    shape: tuple
+    dtype: DataType
+    data: Var | None = None
+    strides: tuple = ()
+    elem_offset: object = None
+    scope: str = "global"
+    offset_factor: int = 0
+
+    def make(self, name: str, span=None) -> Buffer:
+        """The buffer, named ``name``."""
+        return decl_buffer(
+            self.shape,
+            self.dtype,
+            name,
+            data=self.data,
+            strides=self.strides,
+            elem_offset=self.elem_offset,
+            scope=self.scope,
+            offset_factor=self.offset_factor,
+            span=span,
+        )
+
+
+@attrs.frozen
+class AllocBufferSpec:
+    """``T.alloc_buffer(...)``: a buffer owned by the enclosing block (or the root)."""
+
+    buffer: BufferSpec
+
+
+@attrs.frozen
+class MatchBufferSpec:
+    """``T.match_buffer(source, ...)``: source is a handle parameter or a region."""
+
+    source: object
+    buffer: BufferSpec
+
+
+@attrs.frozen
+class DeclBufferSpec:
+    """``T.decl_buffer(...)``: a DeclBuffer over the rest of the body."""
+
+    buffer: BufferSpec
+
+
+@attrs.frozen
+class AllocateSpec:
+    """``T.allocate(extents, dtype, scope)``: an Allocate over the rest of the body."""
+
+    extents: tuple
+    dtype: DataType
+    scope: str
+    condition: PrimExpr
+
+
+@attrs.frozen
+class SymbolicVarSpec:
+    """``T.int64()``: a new symbolic variable, named by the assignment."""
+
+    dtype: DataType
+
+
+@attrs.frozen
+class Directive:
+    """A statement-level call that annotates its surroundings: ``T.where``,
+    ``T.reads``, ``T.writes``, ``T.block_attr``, ``T.func_attr``."""
+
+    kind: str
+    payload: object
+
+
+@attrs.frozen
+class Evaluated:
+    """``T.evaluate(value)``."""
+
+    value: PrimExpr
+
+
+@attrs.frozen
+class BufferMethod:
+    """``A.access_ptr`` before it is called."""
+
+    buffer: Buffer
+    name: str
