@@ -123,7 +123,7 @@ def _loop_nest(tensor: Tensor):
     block = Block(iter_vars=iter_vars, reads=(), writes=(), name_hint=op.name, body=body, init=init)
     stmt = BlockRealize(tuple(loop_vars), _TRUE, block)
     for iv, loop_var in reversed(list(zip(iterators, loop_vars))):
-        stmt = For(loop_var, 0, iv.dom.extent, ForKind.SERIAL, stmt)
+        stmt = For(loop_var, iv.dom.min, iv.dom.extent, ForKind.SERIAL, stmt)
     return stmt
 
 

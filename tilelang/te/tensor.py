@@ -19,11 +19,13 @@ from tilelang.errors import ArgumentError
 from tilelang.ir import (
     Buffer,
     BufferLoad,
+    IntImm,
     IterVar,
     PrimExpr,
     Range,
     SizeVar,
     Var,
+    const,
     convert,
     decl_buffer,
     post_order_visit,
@@ -59,6 +61,9 @@ def reduce_axis(dom, name: str = "rv") -> IterVar:
             begin, end = dom
         except (TypeError, ValueError):
             raise ArgumentError(f"reduce_axis needs (begin, end), got {dom!r}") from None
+        begin, end = convert(begin), convert(end)
+        if begin.dtype != end.dtype and isinstance(begin, IntImm):
+            begin = const(begin.value, end.dtype)  # a literal start takes the size's type
         rng = Range.from_bounds(begin, end)
     return IterVar(rng, Var(name, rng.extent.dtype), IterVar.CommReduce)
 
@@ -170,7 +175,7 @@ def compute(shape, fcompute, name: str = "compute") -> Tensor:
     shape = _shape(shape)
     names = _axis_names(fcompute, len(shape))
     axis = tuple(
-        IterVar(Range(0, extent), Var(n, extent.dtype), IterVar.DataPar)
+        IterVar(Range(const(0, extent.dtype), extent), Var(n, extent.dtype), IterVar.DataPar)
         for n, extent in zip(names, shape)
     )
     reads: list = []
