@@ -1,0 +1,73 @@
+"""A tiled matmul written as a comprehension: segments over M, N and K, views of A, B
+and C, element loops; run under the C and Python backends against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilelang
+from tilelang.ir import For, SizeVar
+from tilelang.ir.functor import post_order_visit
+from tilelang.tiling import TensorView, loop, make_prim_func, segment_by_chunk, seq
+
+
+def tiled_matmul(M, N, K, chunk=32):
+    """``C = A @ B`` in ``chunk``-square tiles; sizes may be ints or size variables."""
+    A = TensorView.root("A", (M, K))
+    B = TensorView.root("B", (K, N))
+    C = TensorView.root("C", (M, N))
+    body = seq(
+        [
+            (
+                C_tile.store(0.0, i, j)
+                for i in loop(C_tile.shape[0], "i")
+                for j in loop(C_tile.shape[1], "j")
+            ),
+            (
+                C_tile.store(C_tile.load(i, j) + A_tile.load(i, k) * B_tile.load(k, j), i, j)
+                for k_seg in segment_by_chunk(0, chunk, K, "k0")
+                for A_tile, B_tile in [(A[m_seg, k_seg], B[k_seg, n_seg])]
+                for i in loop(C_tile.shape[0], "i")
+                for j in loop(C_tile.shape[1], "j")
+                for k in loop(k_seg.length, "k")
+            ),
+        ]
+        for m_seg in segment_by_chunk(0, chunk, M, "m0")
+        for n_seg in segment_by_chunk(0, chunk, N, "n0")
+        for C_tile in [C[m_seg, n_seg]]
+    )
+    return make_prim_func(body, [A, B, C], "matmul")
+
+
+def _run(func, target, m, n, k):
+    rng = np.random.default_rng(m * 10_000 + n * 100 + k)
+    a = rng.standard_normal((m, k)).astype("float32")
+    b = rng.standard_normal((k, n)).astype("float32")
+    c = np.full((m, n), np.nan, dtype="float32")
+    lib = tilelang.build(func, target=target)
+    lib["matmul"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_concrete_tiles_are_unrolled_with_ragged_tails():
+    func = tiled_matmul(100, 70, 50)
+    extents = []
+    post_order_visit(func.body, lambda x: extents.append(x) if isinstance(x, For) else None)
+    # 4 x 3 tiles of C, each with an init nest and two K steps: 3 nests of i, j (+ k)
+    i_loops = sorted({x.extent.value for x in extents if x.loop_var.name == "i"})
+    k_loops = sorted({x.extent.value for x in extents if x.loop_var.name == "k"})
+    assert i_loops == [4, 32] and k_loops == [18, 32]
+    assert sum(1 for x in extents if x.loop_var.name == "i") == 4 * 3 * 3
+
+
+@pytest.mark.parametrize("target", ["c", "python"])
+def test_concrete_ragged_matmul(target):
+    _run(tiled_matmul(100, 70, 50), target, 100, 70, 50)
+
+
+@pytest.mark.parametrize("target", ["c", "python"])
+def test_symbolic_matmul(target):
+    func = tiled_matmul(SizeVar("M"), SizeVar("N"), SizeVar("K"), chunk=16)
+    for m, n, k in [(100, 70, 50)] if target == "python" else [(100, 70, 50), (16, 1, 33)]:
+        _run(func, target, m, n, k)
