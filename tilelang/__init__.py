@@ -26,6 +26,13 @@ def parse(text: str, path: str | None = None) -> IRModule:
     return _parse(text, path)
 
 
+def lower(mod_or_func, name: str = "main") -> IRModule:
+    """Run the lowering pipeline (see :func:`tilelang.transform.lower`)."""
+    from tilelang.transform import lower as _lower
+
+    return _lower(mod_or_func, name)
+
+
 def parse_file(path) -> IRModule:
     """Parse a ``.tir`` file into an IRModule."""
     from tilelang.parser import parse_file as _parse_file
@@ -39,6 +46,14 @@ def __getattr__(name):
         from tilelang.target import Target
 
         return Target
+    if name == "Schedule":
+        from tilelang.schedule import Schedule
+
+        return Schedule
+    if name == "tir":
+        import tilelang.tir as tir
+
+        return tir
     if name in ("build", "nd", "cpu", "cuda"):
         from tilelang import runtime
 
@@ -47,7 +62,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "build", "nd", "cpu", "cuda", "Target", "register_func", "get_global_func",
+    "build", "nd", "cpu", "cuda", "Target", "Schedule", "tir", "register_func", "get_global_func",
     "ir", "IRModule", "PrimFunc", "parse", "parse_file", "ArgumentError", "BuildError",
     "ScheduleError", "TileLangError", "TIRSyntaxError", "TIRTypeError",
 ]  # fmt: skip

@@ -1,0 +1,214 @@
+"""Expressions as Python/NumPy source with the machine's semantics.
+
+Values are NumPy scalars of their dtype (loads from the arrays, converted scalar
+arguments, casts, ``np.float32(...)`` constants), so float32 arithmetic rounds to
+float32 and integer arithmetic wraps at its width. Loop variables and integer
+literals are Python ints, which NumPy treats as "weak" (they take the other operand's
+type), so index arithmetic stays readable: ``A_flat[i * 16 + k]``.
+"""
+
+from __future__ import annotations
+
+from tilelang.errors import BuildError
+from tilelang.ir import expr as E
+
+# Python operator precedence (higher binds tighter)
+_ATOM, _UNARY, _MUL, _ADD, _SHIFT, _BAND, _BXOR, _BOR, _CMP, _NOT, _AND, _OR, _IF = (
+    100, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3,
+)  # fmt: skip
+
+_BINARY = {
+    E.Add: ("+", _ADD),
+    E.Sub: ("-", _ADD),
+    E.Mul: ("*", _MUL),
+    E.EQ: ("==", _CMP),
+    E.NE: ("!=", _CMP),
+    E.LT: ("<", _CMP),
+    E.LE: ("<=", _CMP),
+    E.GT: (">", _CMP),
+    E.GE: (">=", _CMP),
+}
+
+_MATH = {
+    "exp": "np.exp", "exp2": "np.exp2", "exp10": "_exp10", "log": "np.log",
+    "log2": "np.log2", "log10": "np.log10", "log1p": "np.log1p", "sqrt": "np.sqrt",
+    "rsqrt": "_rsqrt", "sin": "np.sin", "cos": "np.cos", "tan": "np.tan",
+    "asin": "np.arcsin", "acos": "np.arccos", "atan": "np.arctan", "sinh": "np.sinh",
+    "cosh": "np.cosh", "tanh": "np.tanh", "sigmoid": "_sigmoid", "erf": "_erf",
+    "floor": "np.floor", "ceil": "np.ceil", "round": "_round", "trunc": "np.trunc",
+    "nearbyint": "np.rint", "pow": "np.power", "atan2": "np.arctan2", "fmod": "np.fmod",
+    "abs": "np.abs", "isnan": "np.isnan",
+}  # fmt: skip
+
+_BITWISE = {
+    "bitwise_and": ("&", _BAND),
+    "bitwise_or": ("|", _BOR),
+    "bitwise_xor": ("^", _BXOR),
+    "shift_left": ("<<", _SHIFT),
+    "shift_right": (">>", _SHIFT),
+}
+
+
+def np_type(dtype) -> str:
+    """``np.float32`` for ``float32`` (the scalar type of one lane)."""
+    name = dtype.element_of().numpy_name()
+    return "np.bool_" if name == "bool" else f"np.{name}"
+
+
+class ExprPrinter:
+    """Renders expressions; ``names`` gives variables (and arrays) their identifiers,
+    ``externs`` collects the ``call_extern`` names met."""
+
+    def __init__(self, names, array_name):
+        self.names = names
+        self.array_name = array_name  # id(data var) -> identifier of its flat array
+        self.externs: list[str] = []
+
+    def expr(self, e: E.PrimExpr) -> str:
+        return self.render(e)[0]
+
+    def paren(self, e, prec: int, right: bool = False) -> str:
+        text, p = self.render(e)
+        return f"({text})" if p < prec or (right and p == prec) else text
+
+    def render(self, e) -> tuple[str, int]:
+        method = getattr(self, "r_" + type(e).visit_name, None)
+        if method is None:
+            for klass, (symbol, prec) in _BINARY.items():
+                if isinstance(e, klass):
+                    return self.binary(e, symbol, prec)
+            raise BuildError(f"the python backend cannot translate {type(e).__name__}")
+        return method(e)
+
+    def binary(self, e, symbol, prec):
+        return f"{self.paren(e.a, prec)} {symbol} {self.paren(e.b, prec, right=True)}", prec
+
+    def call(self, fn: str, *args) -> tuple[str, int]:
+        return f"{fn}({', '.join(self.expr(a) if not isinstance(a, str) else a for a in args)})", _ATOM
+
+    # -- leaves
+    def r_var(self, e):
+        array = self.array_name.get(id(e))
+        if array is not None:
+            return array, _ATOM
+        return self.names.get(e), _ATOM
+
+    r_size_var = r_var
+
+    def r_int_imm(self, e):
+        if e.dtype.is_bool():
+            return ("True" if e.value else "False"), _ATOM
+        return str(e.value), (_ATOM if e.value >= 0 else _UNARY)
+
+    def r_float_imm(self, e):
+        value = e.value
+        text = repr(value) if value == value and abs(value) != float("inf") else f'"{value}"'
+        return f"{np_type(e.dtype)}({text})", _ATOM
+
+    def r_string_imm(self, e):
+        return repr(e.value), _ATOM
+
+    # -- arithmetic with C semantics
+    def r_div(self, e):
+        if e.dtype.element_of().is_float():
+            return self.binary(e, "/", _MUL)
+        return self.call("_truncdiv", e.a, e.b)
+
+    def r_mod(self, e):
+        if e.dtype.element_of().is_float():
+            return self.call("np.fmod", e.a, e.b)
+        return self.call("_truncmod", e.a, e.b)
+
+    def r_floor_div(self, e):
+        if e.dtype.element_of().is_float():
+            return self.call("np.floor", f"{self.paren(e.a, _MUL)} / {self.paren(e.b, _MUL, True)}")
+        return self.binary(e, "//", _MUL)
+
+    def r_floor_mod(self, e):
+        if e.dtype.element_of().is_float():
+            return self.call("_float_floormod", e.a, e.b)
+        return self.binary(e, "%", _MUL)
+
+    def r_min(self, e):
+        return self.call("np.minimum" if e.dtype.lanes > 1 else "min", e.a, e.b)
+
+    def r_max(self, e):
+        return self.call("np.maximum" if e.dtype.lanes > 1 else "max", e.a, e.b)
+
+    def r_and(self, e):
+        if e.dtype.lanes > 1:
+            return self.call("np.logical_and", e.a, e.b)
+        return self.binary(e, "and", _AND)
+
+    def r_or(self, e):
+        if e.dtype.lanes > 1:
+            return self.call("np.logical_or", e.a, e.b)
+        return self.binary(e, "or", _OR)
+
+    def r_not(self, e):
+        if e.dtype.lanes > 1:
+            return self.call("np.logical_not", e.a)
+        return f"not {self.paren(e.a, _NOT)}", _NOT
+
+    def r_select(self, e):
+        return self.call("_select", e.condition, e.true_value, e.false_value)
+
+    def r_cast(self, e):
+        target, source = e.dtype, e.value.dtype
+        if target.lanes > 1:
+            return f"{self.paren(e.value, _ATOM)}.astype({np_type(target)})", _ATOM
+        if target.is_bool():
+            return self.call("bool", e.value)
+        if target.is_float() or (source.is_float() and target.is_integer()):
+            return self.call(np_type(target), e.value)  # floats truncate, as in C
+        return self.call("_cast", e.value, np_type(target))
+
+    # -- memory
+    def index(self, index: E.PrimExpr) -> str:
+        if isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm):
+            if index.stride.value == 1:
+                base = self.expr(index.base)
+                return f"{base}:{self.paren(index.base, _ADD)} + {index.lanes}"
+        return self.expr(index)
+
+    def r_buffer_load(self, e):
+        array = self.array_name[id(e.buffer.data)]
+        return f"{array}[{self.index(e.indices[0])}]", _ATOM
+
+    def r_ramp(self, e):
+        return self.call("_ramp", e.base, e.stride, str(e.lanes), np_type(e.dtype))
+
+    def r_broadcast(self, e):
+        return self.call("np.full", str(e.lanes), e.value, f"dtype={np_type(e.dtype)}")
+
+    def r_let(self, e):
+        name = self.names.get(e.var)
+        return f"(lambda {name}: {self.expr(e.body)})({self.expr(e.value)})", _ATOM
+
+    # -- calls
+    def r_call(self, e: E.Call):
+        op, args = e.op, e.args
+        if op in _MATH:
+            return self.call(_MATH[op], *args)
+        if op in _BITWISE:
+            symbol, prec = _BITWISE[op]
+            a, b = args
+            return f"{self.paren(a, prec)} {symbol} {self.paren(b, prec, True)}", prec
+        if op == "bitwise_not":
+            return f"~{self.paren(args[0], _UNARY)}", _UNARY
+        if op == "likely":
+            return self.render(args[0])
+        if op == "if_then_else":
+            c, t, f = args
+            if e.dtype.lanes > 1:
+                return self.call("np.where", c, t, f)
+            return f"{self.paren(t, _IF + 1)} if {self.paren(c, _IF + 1)} else {self.paren(f, _IF)}", _IF
+        if op == "tvm_access_ptr":
+            _, data, offset, extent, _mask = args
+            return self.call("_ptr", data, offset, extent)
+        if op == "call_extern":
+            name = args[0].value
+            if name not in self.externs:
+                self.externs.append(name)
+            return self.call(f"_extern[{name!r}]", *args[1:])
+        raise BuildError(f"the python backend does not support the intrinsic {op!r}")

@@ -1,0 +1,122 @@
+"""Helpers the generated Python code calls, with C semantics where NumPy's differ.
+
+They are placed in the namespace of every generated module under these names.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def truncdiv(a, b):
+    """C's integer ``/``: rounds towards zero (``//`` rounds down)."""
+    q = a // b
+    return q + ((a % b != 0) & ((a < 0) != (b < 0)))
+
+
+def truncmod(a, b):
+    """C's integer ``%``: the sign follows the dividend."""
+    return a - b * truncdiv(a, b)
+
+
+def float_floormod(a, b):
+    return a - np.floor(a / b) * b
+
+
+def cast(value, np_type):
+    """``value`` converted to ``np_type`` as C converts: integers wrap, floats
+    truncate towards zero."""
+    if isinstance(value, np.ndarray):
+        return value.astype(np_type)
+    return np.asarray(value).astype(np_type)[()]
+
+
+def select(cond, true_value, false_value):
+    """``Select``: both sides are already evaluated (they are arguments)."""
+    if isinstance(cond, np.ndarray):
+        return np.where(cond, true_value, false_value)
+    return true_value if cond else false_value
+
+
+def ramp(base, stride, lanes, np_type):
+    return (base + stride * np.arange(lanes)).astype(np_type)
+
+
+def sigmoid(x):
+    one = np.asarray(x).dtype.type(1)
+    return one / (one + np.exp(-x))
+
+
+def rsqrt(x):
+    return np.asarray(x).dtype.type(1) / np.sqrt(x)
+
+
+def exp10(x):
+    return np.power(np.asarray(x).dtype.type(10), x)
+
+
+def erf(x):
+    kind = np.asarray(x).dtype.type
+    if isinstance(x, np.ndarray):
+        return np.vectorize(math.erf, otypes=[kind])(x)
+    return kind(math.erf(float(x)))
+
+
+def round_half_away(x):
+    """C's ``round``: halves round away from zero."""
+    return np.copysign(np.floor(np.abs(x) + np.asarray(x).dtype.type(0.5)), x)
+
+
+def pointer(array, offset, extent):
+    """``tvm_access_ptr``: a writable 1-D view of ``extent`` elements at ``offset``."""
+    offset = int(offset)
+    return array[offset : offset + int(extent)]
+
+
+def flat_view(array, size):
+    """A 1-D view over ``size`` elements from ``array``'s first element, following its
+    memory (the runtime has checked that the strides match the buffer's)."""
+    if array.flags.c_contiguous:
+        return array.reshape(-1)
+    return np.lib.stride_tricks.as_strided(array, shape=(int(size),), strides=(array.itemsize,))
+
+
+class ShiftedView:
+    """A flat buffer whose index 0 lies ``offset`` elements before ``array[0]``: the
+    buffer's constant ``elem_offset`` is part of every lowered index, but the array
+    passed starts at the buffer's first element."""
+
+    def __init__(self, array, offset):
+        self.array, self.offset = array, int(offset)
+
+    def _shift(self, index):
+        if isinstance(index, slice):
+            return slice(index.start - self.offset, index.stop - self.offset, index.step)
+        return index - self.offset
+
+    def __getitem__(self, index):
+        return self.array[self._shift(index)]
+
+    def __setitem__(self, index, value):
+        self.array[self._shift(index)] = value
+
+
+NAMESPACE = {
+    "np": np,
+    "_truncdiv": truncdiv,
+    "_truncmod": truncmod,
+    "_float_floormod": float_floormod,
+    "_cast": cast,
+    "_select": select,
+    "_ramp": ramp,
+    "_sigmoid": sigmoid,
+    "_rsqrt": rsqrt,
+    "_exp10": exp10,
+    "_erf": erf,
+    "_round": round_half_away,
+    "_ptr": pointer,
+    "_flat": flat_view,
+    "_Shifted": ShiftedView,
+}

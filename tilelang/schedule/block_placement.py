@@ -1,0 +1,448 @@
+"""Moving blocks: compute_at, reverse_compute_at, compute_inline,
+reverse_compute_inline."""
+
+from __future__ import annotations
+
+import attrs
+
+from tilelang.ir import expr as E
+from tilelang.ir import stmt as S
+from tilelang.ir.functor import StmtExprMutator, substitute
+from tilelang.schedule.arith import const_value, simplify
+from tilelang.schedule.common import block_subject, find_block, find_loop
+from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.regions import (
+    buffers_of,
+    check_move,
+    covered_region,
+    point_axes,
+    siblings,
+)
+from tilelang.schedule.state import REMOVE, Tree, rewrite, with_body
+
+
+def compute_at(func, name, loop_var, preserve_unit_loops=False, index=-1):
+    """Moves producer block ``name`` under ``loop``, computing per iteration exactly
+    the region its consumers there read.
+
+    Before / after ``compute_at(A_shared, i_1)`` (a shared buffer, so the threads
+    of ``i_1`` share the region)::
+
+        for ax0 in range(1027):                  for i_0 in T.thread_binding(8, ...):
+            with T.block("A_shared"): ...            for i_1 in T.thread_binding(128, ...):
+        for i_0 in T.thread_binding(8, ...):             for ax0 in range(130):
+            for i_1 in T.thread_binding(128, ...):           with T.block("A_shared"):
+                with T.block("C"): ...                           v0 = ... i_0 * 128 + ax0
+                                                             with T.block("C"): ...
+    """
+    return _place("compute_at", func, name, loop_var, preserve_unit_loops, index, True)
+
+
+def reverse_compute_at(func, name, loop_var, preserve_unit_loops=False, index=-1):
+    """Moves consumer block ``name`` under ``loop``, covering per iteration exactly
+    the region its producers there write.
+
+    Before / after ``reverse_compute_at(C, j_0)`` (SEED §2)::
+
+        for i, j_0, k, j_1 in T.grid(...):      for i, j_0 in T.grid(128, 32):
+            with T.block("Y"): ...                  for k, j_1 in T.grid(128, 4):
+        for i, j in T.grid(128, 128):                   with T.block("Y"): ...
+            with T.block("C"): ...                  for ax0 in range(4):
+                                                        with T.block("C"):
+                                                            vi = T.axis.spatial(128, i)
+                                                            vj = T.axis.spatial(128, j_0 * 4 + ax0)
+    """
+    return _place("reverse_compute_at", func, name, loop_var, preserve_unit_loops, index, False)
+
+
+def _items(loop: S.For) -> list:
+    return list(loop.body.seq) if isinstance(loop.body, S.SeqStmt) else [loop.body]
+
+
+def _place(primitive, func, name, loop_var, preserve_unit_loops, index, forward):
+    tree = Tree(func)
+    realize = find_block(tree, name, primitive)
+    loop = find_loop(tree, loop_var, primitive)
+    subject = block_subject(realize)
+    if tree.is_ancestor(loop, realize):
+        raise schedule_error(
+            primitive, subject, f"is already under loop {loop.loop_var.name}", loop
+        )
+    if tree.is_ancestor(realize, loop):
+        raise schedule_error(primitive, subject, f"contains loop {loop.loop_var.name}", realize)
+    if tree.scope_realize(loop) is not tree.scope_realize(realize):
+        raise schedule_error(primitive, subject, "the loop is in another block's scope")
+    if not isinstance(realize.predicate, E.IntImm) or not realize.predicate.value:
+        raise schedule_error(
+            primitive, subject, "blocks with a T.where predicate cannot move", realize
+        )
+    if not isinstance(index, int) or isinstance(index, bool) or index < -2:
+        raise schedule_error(
+            primitive, subject, f"index must be -1, -2 or a position, not {index!r}"
+        )
+    reads, writes = buffers_of(realize)
+    others = siblings(tree, realize)
+    under = [r for r in others if tree.is_ancestor(loop, r)]
+    if forward:  # a producer: its consumers under the loop decide the region
+        if len(writes) != 1:
+            raise schedule_error(primitive, subject, "the block must write exactly one buffer")
+        (buffer,) = writes
+        partners = [r for r in others if buffer in buffers_of(r)[0]]
+        for r in others:
+            if buffer in buffers_of(r)[1]:
+                raise schedule_error(
+                    primitive,
+                    subject,
+                    f"block {r.block.name_hint!r} also writes {buffer.name}",
+                    realize,
+                )
+        outside = [r for r in partners if not any(r is u for u in under)]
+        if outside:
+            raise schedule_error(
+                primitive,
+                subject,
+                f"its consumer {outside[0].block.name_hint!r} is not under loop "
+                f"{loop.loop_var.name}",
+                loop,
+            )
+    else:  # a consumer: its producers under the loop decide the region
+        candidates = [b for b in reads if any(b in buffers_of(r)[1] for r in under)]
+        if len(candidates) != 1:
+            raise schedule_error(
+                primitive,
+                subject,
+                f"needs exactly one buffer it reads to be produced under loop "
+                f"{loop.loop_var.name}, found {len(candidates)}",
+                loop,
+            )
+        (buffer,) = candidates
+        partners = [r for r in others if buffer in buffers_of(r)[1]]
+        outside = [r for r in partners if not any(r is u for u in under)]
+        if outside:
+            raise schedule_error(
+                primitive,
+                subject,
+                f"its producer {outside[0].block.name_hint!r} is not under loop "
+                f"{loop.loop_var.name}",
+                loop,
+            )
+    if not partners:
+        raise schedule_error(primitive, subject, f"nothing under loop {loop.loop_var.name} uses it")
+    position = _insert_position(primitive, subject, tree, loop, realize, forward, index)
+    _check_order(primitive, subject, tree, realize, loop, position, others)
+    region = covered_region(primitive, subject, tree, partners, buffer, loop, not forward)
+    axes = point_axes(primitive, subject, realize, buffer, forward)
+    new_stmt = _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops)
+    items = _items(loop)
+    items.insert(position, new_stmt)
+    mapping = {
+        id(tree.removable_root(realize)): REMOVE,
+        id(loop): with_body(loop, S.seq_stmt(*items)),
+    }
+    return rewrite(func, mapping)
+
+
+def _insert_position(primitive, subject, tree, loop, realize, forward, index):
+    """Where the block goes among the loop's body statements."""
+    reads, writes = buffers_of(realize)
+    items = _items(loop)
+
+    def touches(item, wanted_reads, wanted_writes):
+        for r in tree.blocks_under(item):
+            if r is realize:
+                continue
+            r_reads, r_writes = buffers_of(r)
+            if (wanted_reads and r_reads & wanted_reads) or (
+                wanted_writes and r_writes & wanted_writes
+            ):
+                return True
+        return False
+
+    if forward:  # after whatever writes its inputs, before what reads its output
+        hi = next((i for i, it in enumerate(items) if touches(it, writes, set())), len(items))
+        lo = max((i + 1 for i, it in enumerate(items[:hi]) if touches(it, set(), reads)), default=0)
+    else:  # after its producers, before whatever reads its output
+        lo = max((i + 1 for i, it in enumerate(items) if touches(it, set(), reads)), default=0)
+        hi = next(
+            (i for i, it in enumerate(items) if i >= lo and touches(it, writes, set())), len(items)
+        )
+    if lo > hi:
+        raise schedule_error(primitive, subject, "no position in the loop respects the dependences")
+    if index == -1:
+        return hi
+    if index == -2:
+        return lo
+    if not lo <= index <= hi:
+        raise schedule_error(primitive, subject, f"index {index} is outside {lo}..{hi}")
+    return index
+
+
+def _check_order(primitive, subject, tree, realize, loop, position, others):
+    """Blocks that run between the old and the new place must not depend on it."""
+    items = _items(loop)
+    before_new = {id(r) for it in items[:position] for r in tree.blocks_under(it)}
+    old = tree.order.index(realize)
+    loop_start = next(
+        (tree.order.index(r) for r in tree.order if tree.is_ancestor(loop, r)), len(tree.order)
+    )
+    between = []
+    for r in others:
+        pos = tree.order.index(r)
+        inside = tree.is_ancestor(loop, r)
+        if old < loop_start:  # moving later
+            if pos > old and ((not inside and pos < loop_start) or id(r) in before_new):
+                between.append(r)
+        elif pos < old and (
+            (not inside and pos > loop_start) or (inside and id(r) not in before_new)
+        ):
+            between.append(r)
+    check_move(primitive, subject, tree, realize, between)
+
+
+def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops):
+    """The block under fresh loops ``ax0, ax1...`` sweeping the region."""
+    block = realize.block
+    by_var = {id(var): (d, off) for d, (var, off) in enumerate(axes) if var is not None}
+    values, loops = [], []
+    for iv in block.iter_vars:
+        dtype = iv.var.dtype
+        found = by_var.get(id(iv.var))
+        if found is None:
+            low, extent = iv.dom.min, iv.dom.extent
+        else:
+            if iv.iter_type != S.IterVar.DataPar:
+                raise schedule_error(
+                    primitive,
+                    subject,
+                    f"its reduction iterator {iv.var.name} would be cut to a region",
+                    realize,
+                )
+            d, offset = found
+            low = simplify(region[d][0] - offset)
+            extent = simplify(region[d][1] - region[d][0] + 1)
+        if const_value(extent) == 1 and not preserve_unit_loops:
+            values.append(simplify(low) if low.dtype == dtype else low)
+            continue
+        ax = E.Var(f"ax{len(loops)}", dtype)
+        loops.append((ax, extent))
+        values.append(simplify(low + ax) if const_value(low) != 0 else ax)
+    body = S.BlockRealize(tuple(values), E.IntImm("bool", 1), block)
+    for ax, extent in reversed(loops):
+        body = S.For(ax, E.IntImm(ax.dtype, 0), extent, S.ForKind.SERIAL, body)
+    return body
+
+
+# ---------------------------------------------------------------- inlining
+
+
+def _single_store(primitive, subject, realize) -> S.BufferStore:
+    block = realize.block
+    if block.init is not None or any(iv.iter_type != S.IterVar.DataPar for iv in block.iter_vars):
+        raise schedule_error(primitive, subject, "a reduction block cannot be inlined", realize)
+    if not isinstance(block.body, S.BufferStore):
+        raise schedule_error(primitive, subject, "the body must be a single buffer store", realize)
+    if not isinstance(realize.predicate, E.IntImm) or not realize.predicate.value:
+        raise schedule_error(
+            primitive, subject, "blocks with a T.where predicate cannot be inlined"
+        )
+    if block.alloc_buffers or block.match_buffers:
+        raise schedule_error(primitive, subject, "the block allocates or matches buffers", realize)
+    return block.body
+
+
+def _allocated_in(tree, buffer):
+    for realizes in tree.realizes.values():
+        for r in realizes:
+            if any(b is buffer for b in r.block.alloc_buffers):
+                return r
+    return None
+
+
+def _plain_indices(primitive, subject, realize, indices, buffer):
+    """The iterators of a store/load index list that is exactly distinct iterators."""
+    block_vars = [iv.var for iv in realize.block.iter_vars]
+    if not all(isinstance(i, E.Var) and any(i is v for v in block_vars) for i in indices):
+        raise schedule_error(
+            primitive,
+            subject,
+            f"the indices of {buffer.name} must be plain block iterators",
+            realize,
+        )
+    if len({id(i) for i in indices}) != len(indices) or len(indices) != len(block_vars):
+        raise schedule_error(
+            primitive,
+            subject,
+            f"the indices of {buffer.name} must use every block iterator exactly once",
+            realize,
+        )
+    return list(indices)
+
+
+class _ReplaceLoads(StmtExprMutator):
+    def __init__(self, buffer, make):
+        self.buffer, self.make, self.count = buffer, make, 0
+
+    def visit_buffer_load(self, op):
+        op = self.generic_visit(op)
+        if op.buffer is self.buffer:
+            self.count += 1
+            return self.make(op)
+        return op
+
+
+def drop_alloc(func, buffer):
+    """``func`` without the allocation of ``buffer`` (no longer used)."""
+    owner = _allocated_in(Tree(func), buffer)
+    kept = tuple(b for b in owner.block.alloc_buffers if b is not buffer)
+    return rewrite(func, {id(owner.block): attrs.evolve(owner.block, alloc_buffers=kept)})
+
+
+def _with_regions(block):
+    from tilelang.ir.analysis import get_block_read_write_region
+
+    reads, writes = get_block_read_write_region(block)
+    return attrs.evolve(block, reads=tuple(reads), writes=tuple(writes))
+
+
+def compute_inline(func, name):
+    """Inlines the producer block ``name`` into every block that reads its buffer,
+    and removes the block and the buffer.
+
+    Before / after ``compute_inline(B)``::
+
+        for i in range(8):                       for i in range(8):
+            with T.block("B"):                       with T.block("C"):
+                vi = T.axis.spatial(8, i)                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi] * T.float32(2)             C[vi] = A[vi] * T.float32(2) + T.float32(1)
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = B[vi] + T.float32(1)
+    """
+    tree = Tree(func)
+    realize = find_block(tree, name, "compute_inline")
+    subject = block_subject(realize)
+    store = _single_store("compute_inline", subject, realize)
+    buffer = store.buffer
+    if _allocated_in(tree, buffer) is None:
+        raise schedule_error(
+            "compute_inline", subject, f"{buffer.name} is not an intermediate buffer", realize
+        )
+    indices = _plain_indices("compute_inline", subject, realize, store.indices, buffer)
+    others = siblings(tree, realize)
+    readers = [r for r in others if buffer in buffers_of(r)[0]]
+    if any(buffer in buffers_of(r)[1] for r in others):
+        raise schedule_error("compute_inline", subject, f"another block writes {buffer.name}")
+    if buffer in buffers_of(realize)[0]:
+        raise schedule_error("compute_inline", subject, f"the block reads {buffer.name} itself")
+    position = tree.order.index(realize)
+    for reader in readers:
+        if tree.order.index(reader) < position:
+            raise schedule_error(
+                "compute_inline",
+                subject,
+                f"block {reader.block.name_hint!r} reads it before it is written",
+            )
+        between = [r for r in others if position < tree.order.index(r) < tree.order.index(reader)]
+        for r in between:
+            if buffers_of(r)[1] & buffers_of(realize)[0]:
+                raise schedule_error(
+                    "compute_inline",
+                    subject,
+                    f"block {r.block.name_hint!r} changes its inputs before "
+                    f"{reader.block.name_hint!r} reads them",
+                )
+
+    def inline(load):
+        return substitute(store.value, dict(zip(indices, load.indices)))
+
+    mapping = {id(tree.removable_root(realize)): REMOVE}
+    for reader in readers:
+        block = _ReplaceLoads(buffer, inline).visit(reader.block)
+        mapping[id(reader.block)] = _with_regions(block)
+    return drop_alloc(rewrite(func, mapping), buffer)
+
+
+def reverse_compute_inline(func, name):
+    """Inlines the consumer block ``name`` into the single block producing what it
+    reads, and removes the consumer and the intermediate buffer.
+
+    Before / after ``reverse_compute_inline(C)``::
+
+        with T.block("B"):                       with T.block("B"):
+            B[vi] = A[vi] * T.float32(2)             C[vi] = A[vi] * T.float32(2) + T.float32(1)
+        with T.block("C"):
+            C[vi] = B[vi] + T.float32(1)
+    """
+    tree = Tree(func)
+    realize = find_block(tree, name, "reverse_compute_inline")
+    subject = block_subject(realize)
+    store = _single_store("reverse_compute_inline", subject, realize)
+    others = siblings(tree, realize)
+    reads, writes = buffers_of(realize)
+    produced = [
+        b
+        for b in reads
+        if _allocated_in(tree, b) is not None and any(b in buffers_of(r)[1] for r in others)
+    ]
+    if len(produced) != 1:
+        raise schedule_error(
+            "reverse_compute_inline",
+            subject,
+            f"needs exactly one intermediate input, found {len(produced)}",
+            realize,
+        )
+    (buffer,) = produced
+    producers = [r for r in others if buffer in buffers_of(r)[1]]
+    if len(producers) != 1:
+        raise schedule_error(
+            "reverse_compute_inline",
+            subject,
+            f"{buffer.name} has {len(producers)} producers, not one",
+        )
+    producer = producers[0]
+    p_subject = block_subject(producer)
+    p_store = _single_store("reverse_compute_inline", p_subject, producer)
+    if p_store.buffer is not buffer:
+        raise schedule_error("reverse_compute_inline", p_subject, f"does not store {buffer.name}")
+    if any(buffer in buffers_of(r)[0] for r in others if r is not producer):
+        raise schedule_error("reverse_compute_inline", subject, f"{buffer.name} has other readers")
+    loads = []
+    _ReplaceLoads(buffer, lambda op: loads.append(op) or op).visit(store.value)
+    if len(loads) != 1 or any(_reads_buffer(i, buffer) for i in store.indices):
+        raise schedule_error(
+            "reverse_compute_inline",
+            subject,
+            f"must read {buffer.name} exactly once, in its value",
+            realize,
+        )
+    indices = _plain_indices("reverse_compute_inline", subject, realize, loads[0].indices, buffer)
+    start, end = tree.order.index(producer), tree.order.index(realize)
+    if start > end:
+        raise schedule_error("reverse_compute_inline", subject, "it runs before its producer")
+    for r in others:
+        if start < tree.order.index(r) < end and (
+            buffers_of(r)[1] & (reads | writes) or buffers_of(r)[0] & writes
+        ):
+            raise schedule_error(
+                "reverse_compute_inline",
+                subject,
+                f"block {r.block.name_hint!r} runs between it and its producer and "
+                "touches its buffers",
+            )
+    vmap = dict(zip(indices, p_store.indices))
+    value = _ReplaceLoads(buffer, lambda op: p_store.value).visit(substitute(store.value, vmap))
+    new_store = S.BufferStore(
+        store.buffer, value, tuple(substitute(i, vmap) for i in store.indices)
+    )
+    mapping = {
+        id(tree.removable_root(realize)): REMOVE,
+        id(producer.block): _with_regions(attrs.evolve(producer.block, body=new_store)),
+    }
+    return drop_alloc(rewrite(func, mapping), buffer)
+
+
+def _reads_buffer(expr, buffer) -> bool:
+    found = []
+    _ReplaceLoads(buffer, lambda op: found.append(op) or op).visit(expr)
+    return bool(found)

@@ -1,0 +1,108 @@
+"""Helpers shared by the primitive families: looking up targets with clear errors,
+binding substitution, and block access regions."""
+
+from __future__ import annotations
+
+import attrs
+
+from tilelang.ir import expr as E
+from tilelang.ir import stmt as S
+from tilelang.ir.functor import StmtExprMutator, post_order_visit, substitute
+from tilelang.schedule.arith import simplify, uses_any
+from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.state import Tree
+
+
+def find_loop(tree: Tree, var: E.Var, primitive: str) -> S.For:
+    loop = tree.loops.get(id(var))
+    if loop is None:
+        raise schedule_error(
+            primitive,
+            f"loop {var.name}",
+            "the loop no longer exists (an earlier primitive such as split or fuse "
+            "replaced it); get fresh handles with get_loops",
+        )
+    return loop
+
+
+def find_block(tree: Tree, name: str, primitive: str) -> S.BlockRealize:
+    found = tree.realizes.get(name, [])
+    if not found:
+        raise schedule_error(primitive, f"block {name!r}", "no block of this name exists")
+    if len(found) > 1:
+        raise schedule_error(
+            primitive,
+            f"block {name!r}",
+            f"{len(found)} blocks share this name; names must be unique",
+        )
+    return found[0]
+
+
+def loop_subject(loop: S.For) -> str:
+    return f"loop {loop.loop_var.name}"
+
+
+def block_subject(realize: S.BlockRealize) -> str:
+    return f"block {realize.block.name_hint!r}"
+
+
+def fresh_name(taken: set, base: str) -> str:
+    """``base``, or ``base_1``, ``base_2``... when already taken."""
+    if base not in taken:
+        return base
+    n = 1
+    while f"{base}_{n}" in taken:
+        n += 1
+    return f"{base}_{n}"
+
+
+def substitute_bindings(stmt: S.Stmt, vmap: dict, simplify_changed: bool) -> S.Stmt:
+    """``stmt`` with loop variables replaced in every expression; bindings that
+    use a replaced variable are brought to linear canonical form when
+    ``simplify_changed``."""
+    new = substitute(stmt, vmap)
+    if not simplify_changed:
+        return new
+    new_vars = set()
+    for value in vmap.values():
+        post_order_visit(value, lambda n: new_vars.add(n) if isinstance(n, E.Var) else None)
+    return map_realizes(new, lambda r: simplify_bindings(r, list(new_vars)))
+
+
+def simplify_bindings(realize: S.BlockRealize, variables) -> S.BlockRealize:
+    """``realize`` with the bindings that use ``variables`` simplified."""
+    values = tuple(simplify(v) if uses_any(v, variables) else v for v in realize.iter_values)
+    if all(a is b for a, b in zip(values, realize.iter_values)):
+        return realize
+    return attrs.evolve(realize, iter_values=values)
+
+
+class _RealizeMap(StmtExprMutator):
+    def __init__(self, fn):
+        self.fn = fn
+
+    def visit(self, node):
+        return node if not isinstance(node, S.Stmt) else super().visit(node)
+
+    def visit_block_realize(self, op):
+        return self.fn(self.generic_visit(op))
+
+
+def map_realizes(stmt: S.Stmt, fn) -> S.Stmt:
+    """``stmt`` with ``fn`` applied to every BlockRealize (innermost first)."""
+    return _RealizeMap(fn).visit(stmt)
+
+
+def and_predicate(old: E.PrimExpr, extra: E.PrimExpr) -> E.PrimExpr:
+    """``old and extra`` without a redundant ``True and``."""
+    if isinstance(old, E.IntImm) and old.value:
+        return extra
+    return E.And(old, extra)
+
+
+def is_reduction_binding(realize: S.BlockRealize, var: E.Var):
+    """The first non-spatial iterator whose binding uses ``var``, or None."""
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        if iv.iter_type != S.IterVar.DataPar and uses_any(value, [var]):
+            return iv
+    return None

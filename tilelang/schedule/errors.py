@@ -1,0 +1,37 @@
+"""Schedule errors: every failed precondition names the primitive, what it was
+applied to, and why, and shows the part of the IR concerned.
+
+Primitives raise through :func:`schedule_error`; the :class:`~tilelang.schedule.Schedule`
+only replaces its state after a primitive fully succeeds, so an error leaves the
+schedule exactly as it was.
+"""
+
+from __future__ import annotations
+
+from tilelang.errors import ScheduleError
+
+#: printed IR longer than this many lines is cut, so messages stay readable
+MAX_IR_LINES = 24
+
+
+def show_ir(node) -> str:
+    """``node`` printed as TVMScript, cut to :data:`MAX_IR_LINES` lines."""
+    try:
+        text = node.script()
+    except Exception:  # the printer must never hide the real error
+        return f"<{type(node).__name__}>"
+    lines = text.splitlines()
+    if len(lines) > MAX_IR_LINES:
+        lines = lines[:MAX_IR_LINES] + [f"... ({len(lines) - MAX_IR_LINES} more lines)"]
+    return "\n".join(lines)
+
+
+def schedule_error(primitive: str, subject: str, reason: str, node=None) -> ScheduleError:
+    """A :class:`ScheduleError` reading ``primitive(subject): reason`` plus the IR."""
+    message = f"{primitive}({subject}): {reason}"
+    if node is not None:
+        body = "\n".join("    " + line for line in show_ir(node).splitlines())
+        message += f"\n  in:\n{body}"
+    error = ScheduleError(message)
+    error.primitive, error.subject, error.reason = primitive, subject, reason
+    return error

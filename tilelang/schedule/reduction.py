@@ -1,0 +1,105 @@
+"""Reductions: decompose_reduction (the init becomes its own block)."""
+
+from __future__ import annotations
+
+import attrs
+
+from tilelang.ir import expr as E
+from tilelang.ir import stmt as S
+from tilelang.ir.functor import substitute
+from tilelang.schedule.arith import uses_any
+from tilelang.schedule.block_placement import _with_regions
+from tilelang.schedule.common import (
+    block_subject,
+    find_block,
+    find_loop,
+    fresh_name,
+    is_reduction_binding,
+)
+from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.state import Tree, rewrite
+
+
+def decompose_reduction(func, name, loop_var):
+    """Moves the init of reduction block ``name`` into a block ``<name>_init`` placed
+    right before ``loop``; the block becomes ``<name>_update``.
+
+    Before / after ``decompose_reduction(Y, k)`` (SEED §2)::
+
+        for i, j_0 in T.grid(128, 32):           for i, j_0 in T.grid(128, 32):
+            for k, j_1 in T.grid(128, 4):            for j_1_init in range(4):
+                with T.block("Y"):                       with T.block("Y_init"):
+                    ...                                      Y[vi, vj] = T.float32(0)
+                    with T.init():                   for k, j_1 in T.grid(128, 4):
+                        Y[vi, vj] = T.float32(0)         with T.block("Y_update"):
+                    Y[vi, vj] = Y[vi, vj] + ...              Y[vi, vj] = Y[vi, vj] + ...
+
+    Returns ``(new_func, init_name, update_name)``.
+    """
+    tree = Tree(func)
+    realize = find_block(tree, name, "decompose_reduction")
+    loop = find_loop(tree, loop_var, "decompose_reduction")
+    subject = block_subject(realize)
+    block = realize.block
+    if block.init is None:
+        raise schedule_error(
+            "decompose_reduction", subject, "has no T.init(); not a reduction", realize
+        )
+    loops = tree.loops_above(realize)
+    if not any(lp is loop for lp in loops):
+        raise schedule_error(
+            "decompose_reduction",
+            subject,
+            f"loop {loop.loop_var.name} is not one of the block's loops",
+            loop,
+        )
+    position = next(i for i, lp in enumerate(loops) if lp is loop)
+    for outer in loops[:position]:
+        iv = is_reduction_binding(realize, outer.loop_var)
+        if iv is not None:
+            raise schedule_error(
+                "decompose_reduction",
+                subject,
+                f"loop {outer.loop_var.name} outside the decomposition point carries the "
+                f"reduction iterator {iv.var.name}; decompose at that loop or above",
+                loop,
+            )
+    spatial = [
+        (iv, v)
+        for iv, v in zip(block.iter_vars, realize.iter_values)
+        if iv.iter_type == S.IterVar.DataPar
+    ]
+    inner = loops[position:]
+    init_loops = [lp for lp in inner if any(uses_any(v, [lp.loop_var]) for _, v in spatial)]
+    loop_map = {
+        lp.loop_var: E.Var(f"{lp.loop_var.name}_init", lp.loop_var.dtype) for lp in init_loops
+    }
+    dropped = [lp.loop_var for lp in inner if lp.loop_var not in loop_map]
+    if uses_any(realize.predicate, dropped):
+        raise schedule_error(
+            "decompose_reduction", subject, "its predicate depends on a reduction loop", realize
+        )
+    iv_map = {iv.var: E.Var(iv.var.name, iv.var.dtype) for iv, _ in spatial}
+    init_ivs = tuple(attrs.evolve(iv, var=iv_map[iv.var]) for iv, _ in spatial)
+    taken = set(tree.realizes)
+    init_name = fresh_name(taken, f"{name}_init")
+    update_name = fresh_name(taken | {init_name}, f"{name}_update")
+    init_block = _with_regions(S.Block(init_ivs, (), (), init_name, substitute(block.init, iv_map)))
+    init_stmt = S.BlockRealize(
+        tuple(substitute(v, loop_map) for _, v in spatial),
+        substitute(realize.predicate, loop_map),
+        init_block,
+    )
+    for lp in reversed(init_loops):
+        init_stmt = S.For(
+            loop_map[lp.loop_var],
+            lp.min,
+            lp.extent,
+            lp.kind,
+            init_stmt,
+            thread_binding=lp.thread_binding,
+        )
+    update = _with_regions(attrs.evolve(block, init=None, name_hint=update_name))
+    func = rewrite(func, {id(block): update})
+    loop = Tree(func).loops[id(loop_var)]
+    return rewrite(func, {id(loop): S.seq_stmt(init_stmt, loop)}), init_name, update_name

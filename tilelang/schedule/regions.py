@@ -1,0 +1,163 @@
+"""Region reasoning for moving blocks: which blocks touch which buffers, the region
+a set of blocks covers under a loop, and whether moving a block past others is safe.
+
+Per-block regions come from :func:`tilelang.ir.analysis.get_block_access_region`;
+this module only substitutes bindings and relaxes loops.
+"""
+
+from __future__ import annotations
+
+from tilelang.ir import expr as E
+from tilelang.ir import stmt as S
+from tilelang.ir.analysis import get_block_access_region
+from tilelang.ir.functor import substitute
+from tilelang.schedule.arith import NotLinear, bound, const_value, simplify
+from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.state import Tree
+
+
+def buffers_of(realize) -> tuple[set, set]:
+    reads, writes = get_block_access_region(realize.block)
+    return {r.buffer for r in reads}, {w.buffer for w in writes}
+
+
+def siblings(tree: Tree, realize) -> list:
+    """Blocks of the same scope as ``realize`` (not itself), in program order."""
+    scope = tree.scope_realize(realize)
+    return [r for r in tree.order if r is not realize and tree.scope_realize(r) is scope]
+
+
+def conflicts(a, b) -> set:
+    """Buffers through which blocks ``a`` and ``b`` depend on each other."""
+    ra, wa = buffers_of(a)
+    rb, wb = buffers_of(b)
+    return (wa & (rb | wb)) | (ra & wb)
+
+
+def check_move(primitive, subject, tree: Tree, realize, between) -> None:
+    """Moving ``realize`` past the blocks ``between`` must not reorder dependences."""
+    for other in between:
+        shared = conflicts(realize, other)
+        if shared:
+            names = ", ".join(sorted(b.name for b in shared))
+            raise schedule_error(
+                primitive,
+                subject,
+                f"moving it past block {other.block.name_hint!r} would reorder their "
+                f"accesses to {names}",
+                tree.func.body,
+            )
+
+
+_RELAXED_THREADS = {
+    "shared": ("threadIdx", "vthread"),
+    "global": ("threadIdx", "vthread", "blockIdx"),
+}
+
+
+def relaxed_loops(tree: Tree, realize, loop: S.For, scope: str) -> dict:
+    """Loops whose variable sweeps its range when computing the region ``realize``
+    touches per iteration of ``loop``: those inside ``loop``, and thread-bound loops
+    whose threads share memory of ``scope``."""
+    threads = _RELAXED_THREADS.get(scope.split(".")[0], ())
+    dom = {}
+    inside = False
+    for anc in tree.ancestors(realize):
+        if anc is loop:
+            inside = True
+        if not isinstance(anc, S.For):
+            continue
+        bound_thread = anc.kind is S.ForKind.THREAD_BINDING and (
+            anc.thread_binding or ""
+        ).startswith(threads or ("\0",))
+        if (inside and anc is not loop) or bound_thread:
+            dom[anc.loop_var] = (anc.min, anc.extent)
+    return dom
+
+
+def covered_region(primitive, subject, tree, realizes, buffer, loop, use_writes) -> list:
+    """Per dimension ``(lo, hi)`` (inclusive) of ``buffer`` touched by ``realizes``
+    during one iteration of ``loop``, over all of them."""
+    total = None
+    for realize in realizes:
+        reads, writes = get_block_access_region(realize.block)
+        bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+        dom = relaxed_loops(tree, realize, loop, buffer.scope)
+        for region in writes if use_writes else reads:
+            if region.buffer is not buffer:
+                continue
+            dims = []
+            for rng in region.region:
+                low = substitute(rng.min, bindings)
+                high = substitute(simplify(rng.min + rng.extent - 1), bindings)
+                try:
+                    dims.append((bound(low, dom)[0], bound(high, dom)[1]))
+                except NotLinear as exc:
+                    raise schedule_error(
+                        primitive, subject, f"cannot bound the region: {exc}"
+                    ) from None
+            total = (
+                dims
+                if total is None
+                else [_union(primitive, subject, a, b) for a, b in zip(total, dims)]
+            )
+    return total
+
+
+def _union(primitive, subject, a, b):
+    lo = _pick(a[0], b[0], min)
+    hi = _pick(a[1], b[1], max)
+    if lo is None or hi is None:
+        raise schedule_error(primitive, subject, "the regions of the blocks are not comparable")
+    return lo, hi
+
+
+def _pick(x, y, choose):
+    diff = const_value(simplify(x - y))
+    if diff is None:
+        return None
+    return x if choose(diff, 0) == diff else y
+
+
+def point_axes(primitive, subject, realize, buffer, use_writes) -> list:
+    """For a block accessing ``buffer`` at single points, per dimension the
+    ``(iter_var, offset)`` indexing it (``iter_var`` None for a constant index)."""
+    reads, writes = get_block_access_region(realize.block)
+    regions = [r for r in (writes if use_writes else reads) if r.buffer is buffer]
+    block_vars = [iv.var for iv in realize.block.iter_vars]
+    axes = []
+    for rng in regions[0].region:
+        if const_value(rng.extent) != 1:
+            raise schedule_error(
+                primitive,
+                subject,
+                f"it accesses a range of {buffer.name} per iteration, not a single element",
+                realize,
+            )
+        form = simplify(rng.min)
+        var, offset = _var_plus_const(form, block_vars)
+        if var is None and offset is None:
+            raise schedule_error(
+                primitive,
+                subject,
+                f"the index {rng.min!r} of {buffer.name} is not an iterator plus a constant",
+                realize,
+            )
+        axes.append((var, offset))
+    used = [v for v, _ in axes if v is not None]
+    if len({id(v) for v in used}) != len(used):
+        raise schedule_error(primitive, subject, f"an iterator indexes {buffer.name} twice")
+    return axes
+
+
+def _var_plus_const(expr, block_vars):
+    value = const_value(expr)
+    if value is not None:
+        return None, value
+    if isinstance(expr, E.Var) and any(expr is v for v in block_vars):
+        return expr, 0
+    if isinstance(expr, (E.Add, E.Sub)) and isinstance(expr.a, E.Var):
+        c = const_value(expr.b)
+        if c is not None and any(expr.a is v for v in block_vars):
+            return expr.a, c if isinstance(expr, E.Add) else -c
+    return None, None

@@ -1,0 +1,67 @@
+"""Sampling: random decisions a schedule records in its trace and replays.
+
+Both samplers take the schedule's ``random.Random``; a given ``decision`` is
+validated and used instead of drawing, which is how a trace replays.
+"""
+
+from __future__ import annotations
+
+from tilelang.schedule.errors import schedule_error
+
+
+def perfect_tilings(extent: int, n: int, max_innermost_factor: int) -> list[tuple]:
+    """Every ordered ``n``-tuple of positive ints multiplying to ``extent`` whose last
+    element is at most ``max_innermost_factor``."""
+    if n == 1:
+        return [(extent,)] if extent <= max_innermost_factor or max_innermost_factor <= 0 else []
+    out = []
+    for first in range(1, extent + 1):
+        if extent % first == 0:
+            out.extend(
+                (first, *rest)
+                for rest in perfect_tilings(extent // first, n - 1, max_innermost_factor)
+            )
+    return out
+
+
+def sample_perfect_tile(rng, extent: int, n: int, max_innermost_factor: int, decision=None):
+    """A perfect tiling of ``extent`` into ``n`` factors (uniform over all of them)."""
+    subject = f"extent {extent}"
+    if not isinstance(n, int) or n < 1:
+        raise schedule_error("sample_perfect_tile", subject, f"n must be a positive int, not {n!r}")
+    if decision is not None:
+        decision = [int(d) for d in decision]
+        product = 1
+        for d in decision:
+            product *= d
+        if len(decision) != n or product != extent or min(decision) < 1:
+            raise schedule_error(
+                "sample_perfect_tile",
+                subject,
+                f"decision {decision} is not {n} positive factors of {extent}",
+            )
+        return decision
+    choices = perfect_tilings(extent, n, max_innermost_factor)
+    if not choices:
+        raise schedule_error(
+            "sample_perfect_tile",
+            subject,
+            f"no tiling into {n} factors has an innermost factor <= {max_innermost_factor}",
+        )
+    return list(rng.choice(choices))
+
+
+def sample_categorical(rng, candidates, probs, decision=None) -> int:
+    """The index of the chosen candidate."""
+    subject = f"candidates {list(candidates)}"
+    if len(candidates) != len(probs) or not candidates:
+        raise schedule_error(
+            "sample_categorical", subject, "needs as many probabilities as candidates (and some)"
+        )
+    if any(p < 0 for p in probs) or sum(probs) <= 0:
+        raise schedule_error("sample_categorical", subject, f"bad probabilities {list(probs)}")
+    if decision is not None:
+        if not isinstance(decision, int) or not 0 <= decision < len(candidates):
+            raise schedule_error("sample_categorical", subject, f"bad decision {decision!r}")
+        return decision
+    return rng.choices(range(len(candidates)), weights=probs)[0]
