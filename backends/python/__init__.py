@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-
 from tilelang.backends.python.codegen import function_source
 from tilelang.backends.python.support import NAMESPACE
+
 from tilelang.errors import BuildError
 from tilelang.ir import IRModule, PrimFunc
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from tilelang.backends.python.exprs import ExprPrinter, np_type
 from tilelang.backends.python.names import NameTable
+
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S

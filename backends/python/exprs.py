@@ -84,7 +84,8 @@ class ExprPrinter:
         return f"{self.paren(e.a, prec)} {symbol} {self.paren(e.b, prec, right=True)}", prec
 
     def call(self, fn: str, *args) -> tuple[str, int]:
-        return f"{fn}({', '.join(self.expr(a) if not isinstance(a, str) else a for a in args)})", _ATOM
+        texts = [a if isinstance(a, str) else self.expr(a) for a in args]
+        return f"{fn}({', '.join(texts)})", _ATOM
 
     # -- leaves
     def r_var(self, e):
@@ -202,7 +203,8 @@ class ExprPrinter:
             c, t, f = args
             if e.dtype.lanes > 1:
                 return self.call("np.where", c, t, f)
-            return f"{self.paren(t, _IF + 1)} if {self.paren(c, _IF + 1)} else {self.paren(f, _IF)}", _IF
+            then, other = self.paren(t, _IF + 1), self.paren(f, _IF)
+            return f"{then} if {self.paren(c, _IF + 1)} else {other}", _IF
         if op == "tvm_access_ptr":
             _, data, offset, extent, _mask = args
             return self.call("_ptr", data, offset, extent)
