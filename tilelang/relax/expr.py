@@ -25,11 +25,22 @@ from tilelang.ir.node import Node, child, define, ignored, plain, span_field
 from tilelang.relax.struct_info import StructInfo, TensorStructInfo
 
 
+def _print_script(self, printer, name) -> None:
+    """How the IR printer prints graph-level nodes (see tilelang.relax.printer)."""
+    from tilelang.relax.printer import print_function, print_node
+
+    if isinstance(self, Function):
+        print_function(printer, self, name)
+    else:
+        print_node(printer, self)
+
+
 class Expr(Node):
     """Base of graph-level expressions."""
 
     __slots__ = ()
     is_root = True
+    print_script = _print_script
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -122,6 +133,8 @@ class Call(Expr):
 class VarBinding(Node):
     """``var = value``."""
 
+    print_script = _print_script
+
     var: Var = define()
     value: Expr = child()
     span: object = span_field()
@@ -130,6 +143,8 @@ class VarBinding(Node):
 @attrs.frozen(eq=False, repr=False)
 class BindingBlock(Node):
     """Bindings in order."""
+
+    print_script = _print_script
 
     bindings: tuple = child(converter=tuple)
     span: object = span_field()
@@ -157,6 +172,8 @@ class SeqExpr(Expr):
 @attrs.frozen(eq=False, repr=False)
 class Function(BaseFunc):
     """A graph-level function (``@R.function``)."""
+
+    print_script = _print_script
 
     params: tuple = define(converter=tuple)
     body: SeqExpr = child()

@@ -23,6 +23,11 @@ class StructInfo(Node):
     __slots__ = ()
     is_root = True
 
+    def print_script(self, printer, name) -> None:
+        from tilelang.relax.printer import print_node
+
+        print_node(printer, self)
+
 
 def _dim(value) -> PrimExpr:
     if isinstance(value, PrimExpr):

@@ -170,7 +170,10 @@ class ScriptPrinter(StmtPrinter):
                     self.lines.append("")
                 # names are scoped per function, as in TVM
                 self.names, self.loop_extents, self.buffers = NameTable(), {}, {}
-                self.print_prim_func(func, name)
+                if isinstance(func, PrimFunc):
+                    self.print_prim_func(func, name)
+                else:  # functions of other IRs (graph functions) print themselves
+                    func.print_script(self, name)
         finally:
             self.indent -= 1
 
@@ -212,5 +215,7 @@ class ScriptPrinter(StmtPrinter):
         elif isinstance(node, S.IterVar):
             kind = {0: "spatial", 2: "reduce", 3: "scan"}.get(node.iter_type, "opaque")
             self.lines.append(f"{self.var_name(node.var)} = T.axis.{kind}({self.domain(node.dom)})")
+        elif hasattr(node, "print_script"):  # nodes of other IRs (tilelang.relax)
+            node.print_script(self, None)
         else:
             raise TypeError(f"the printer does not know {type(node).__name__}")
