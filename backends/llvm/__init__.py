@@ -19,6 +19,7 @@ from tilelang.errors import BuildError
 from tilelang.ir.function import PrimFunc
 
 from .codegen import CodeGenLLVM
+from .externs import load_externs
 from .jit import load_library
 from .module import AssertionFailure, LLVMModule
 from .options import LLVMOptions, options_from_target
@@ -41,13 +42,14 @@ def generate_ir(lowered_mod, options: LLVMOptions) -> tuple[CodeGenLLVM, dict]:
     return codegen, funcs
 
 
-def build(lowered_mod, target=None, libs=()) -> LLVMModule:
+def build(lowered_mod, target=None, *, extern_sources=(), libs=()) -> LLVMModule:
     """Compile a lowered IRModule for ``target`` (a Target of kind ``"llvm"``).
 
-    ``libs``: shared libraries whose functions ``T.call_extern`` calls.
+    As for the C backend, ``extern_sources`` are C files or C source text compiled
+    into a library, and ``libs`` libraries (``"m"``, ``"-lfoo"`` or a path), holding
+    the functions ``T.call_extern`` calls.
     """
-    for lib in libs:
-        load_library(lib)
+    libs = load_externs(extern_sources, libs)
     options = options_from_target(target)
     codegen, funcs = generate_ir(lowered_mod, options)
     externs = [

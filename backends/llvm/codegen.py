@@ -175,10 +175,20 @@ class CodeGenLLVM(ExprEmitter):
 
     def emit_failure(self, message: str):
         """Record ``message`` as the error of this call and return."""
-        self.builder.store_atomic(
-            self.string_constant(message), self.error_slot, ordering="monotonic", align=8
-        )
+        self.atomic_store(self.string_constant(message), self.error_slot)
         self.builder.ret_void()
+
+    # llvmlite's store_atomic/load_atomic insist on typed pointers; these build the
+    # same instructions for opaque ones. Monotonic: threads of a parallel loop may fail
+    # together, and any one message will do.
+    def atomic_store(self, value, ptr):
+        instr = ir.instructions.StoreAtomicInstr(self.builder.block, value, ptr, "monotonic", 8)
+        self.builder._insert(instr)
+
+    def atomic_load(self, ptr, typ):
+        instr = ir.instructions.LoadAtomicInstr(self.builder.block, ptr, "monotonic", 8, typ=typ)
+        self.builder._insert(instr)
+        return instr
 
     def visit_if_then_else(self, op):
         cond = self.visit(op.condition)

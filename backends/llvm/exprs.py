@@ -355,7 +355,10 @@ class ExprEmitter(NodeFunctor):
     def call_intrinsic(self, name, dtype, args):
         """A call of the overloaded LLVM intrinsic ``name`` at ``dtype``."""
         ty = llvm_type(dtype)
-        fn = self.module.declare_intrinsic(name, [ty])
+        full_name = f"{name}.{_intrinsic_suffix(ty)}"
+        fn = self.module.globals.get(full_name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ty, [ty] * len(args)), full_name)
         return self.builder.call(fn, args, fastmath=self._float_flags())
 
     def call_function(self, name, ret_type, args, var_arg=False):
@@ -382,3 +385,12 @@ class ExprEmitter(NodeFunctor):
 
     def generic_visit(self, node):
         raise BuildError(f"the llvm backend cannot compile a {type(node).__name__} here: {node!r}")
+
+
+def _intrinsic_suffix(ty) -> str:
+    """LLVM's overload suffix: ``f32``, ``v16f32``, ``i64``..."""
+    if isinstance(ty, ir.VectorType):
+        return f"v{ty.count}{_intrinsic_suffix(ty.element)}"
+    if isinstance(ty, ir.IntType):
+        return f"i{ty.width}"
+    return {ir.HalfType: "f16", ir.FloatType: "f32", ir.DoubleType: "f64"}[type(ty)]

@@ -12,7 +12,7 @@ from . import jit
 from .codegen import ERROR_SLOT
 
 
-class AssertionFailure(TileLangError):
+class AssertionFailure(TileLangError, RuntimeError):
     """A ``T.assert`` in compiled code failed during a call."""
 
 
@@ -45,7 +45,7 @@ class LLVMModule:
         if address:
             self._error_slot.value = None
             message = ctypes.string_at(address).decode(errors="replace")
-            raise AssertionFailure(f"assertion failed: {message}")
+            raise AssertionFailure(f"assertion failed in compiled code: {message}")
 
     def _optimized(self):
         if self._optimized_ir is None:

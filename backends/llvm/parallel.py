@@ -135,7 +135,7 @@ def _emit_body(cg, body_fn, loop, captured, context_type):
 def _propagate_failure(cg):
     """After the region: return if a thread recorded a failed assertion."""
     b = cg.builder
-    error = b.load_atomic(cg.error_slot, ordering="monotonic", align=8, typ=PTR)
+    error = cg.atomic_load(cg.error_slot, PTR)
     failed = b.icmp_unsigned("!=", error, ir.Constant(PTR, None))
     fail = b.append_basic_block("parallel.failed")
     ok = b.append_basic_block("parallel.ok")
