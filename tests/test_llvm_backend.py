@@ -292,7 +292,7 @@ def test_if_while_and_lazy_and():
     """``i < n and A[i] > 0`` must not read A[n]; a while loop counts down."""
     n = Var("n")
     (a, b), (A, B) = vector_params(8, "int32")
-    i, k = Var("i"), Var("k")
+    k = Var("k")
     x = decl_buffer((1,), "int32", "x", scope="local")
     count = Allocate(x.data, "int32", (1,), True, DeclBuffer(x, seq_stmt(
         x.vstore(0, IntImm("int32", 0)),
