@@ -4,7 +4,8 @@ Entries live under ``$TILELANG_CACHE_DIR`` (default ``$XDG_CACHE_HOME/tilelang``
 ``~/.cache/tilelang``), one folder per kind of artifact. A new entry is written to a
 temporary file in the same folder and moved into place with ``os.replace``, so a
 reader never sees half a library even with several processes building at once. An
-entry that does not load (truncated, corrupt, missing a symbol) is rebuilt, not trusted.
+entry whose bytes do not match its recorded hash, or that does not load, is rebuilt,
+not trusted.
 """
 
 from __future__ import annotations
@@ -63,19 +64,31 @@ def atomic_write(path: Path, produce: Callable[[Path], None]) -> None:
             tmp.unlink()
 
 
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def load_or_build(
     kind: str, key: str, produce: Callable[[Path], None], symbols: Iterable[str] = ()
 ) -> tuple[ctypes.CDLL, Path, bool]:
     """The shared library cached as ``<cache>/<kind>/<key>.so``, built by
-    ``produce(path)`` when missing or unloadable. Returns ``(lib, path, was_cached)``."""
+    ``produce(path)`` when missing, corrupt or unloadable. Returns
+    ``(lib, path, was_cached)``.
+
+    Next to each library lies the SHA-256 of its bytes (``.so.sha256``); a library
+    whose bytes no longer match is never handed to the dynamic loader (a damaged
+    library can crash the process instead of failing to load).
+    """
     symbols = tuple(symbols)
     path = cache_dir() / kind / f"{key}.so"
-    if path.exists():
-        lib = _try_load(path, symbols)
-        if lib is not None:
-            return lib, path, True
-        path.unlink(missing_ok=True)  # corrupt: rebuild below
+    digest_path = path.with_name(path.name + ".sha256")
+    if path.exists() and digest_path.exists():
+        if digest_path.read_text().strip() == _digest(path):
+            lib = _try_load(path, symbols)
+            if lib is not None:
+                return lib, path, True
     atomic_write(path, produce)
+    atomic_write(digest_path, lambda tmp: tmp.write_text(_digest(path)))
     lib = _try_load(path, symbols)
     if lib is None:
         try:
