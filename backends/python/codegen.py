@@ -23,6 +23,7 @@ from __future__ import annotations
 from tilelang.backends.python.exprs import ExprPrinter, np_type
 from tilelang.backends.python.names import NameTable
 
+from tilelang.arith import simplify
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
@@ -128,7 +129,7 @@ class FunctionWriter:
         if const_int_value(lo) == 0 and s.step is None:
             bounds = self.exprs.expr(extent)
         else:
-            stop = self.exprs.expr(binary("add", lo, extent))
+            stop = self.exprs.expr(simplify(binary("add", lo, extent)))
             bounds = f"{self.exprs.expr(lo)}, {stop}"
             if s.step is not None:
                 bounds += f", {self.exprs.expr(s.step)}"

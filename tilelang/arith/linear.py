@@ -9,6 +9,7 @@ the form a person would write (``i_0 * 4 + i_1``).
 
 from __future__ import annotations
 
+from tilelang.arith.constfold import wrap_int
 from tilelang.ir import expr as E
 from tilelang.ir.structural import structural_equal, structural_hash
 
@@ -64,19 +65,20 @@ class LinearForm:
     def to_expr(self) -> E.PrimExpr:
         """The form as an expression: positive terms first, then the subtracted ones,
         then the constant (``x + 1``, ``x - y - 2``)."""
-        terms = self.live_terms()
         dtype = self.dtype
+        # Integers wrap at their width, as the machine's do.
+        terms = [(a, wrap_int(c, dtype)) for a, c in self.live_terms()]
+        terms = [(a, c) for a, c in terms if c != 0]
         positive = [(a, c) for a, c in terms if c > 0]
         negative = [(a, c) for a, c in terms if c < 0]
         result = None
         for atom, coeff in positive:
             term = atom if coeff == 1 else E.Mul(atom, E.IntImm(dtype, coeff))
             result = term if result is None else E.Add(result, term)
-        if result is None and negative and self.const > 0:
-            result = E.IntImm(dtype, self.const)
+        constant = wrap_int(self.const, dtype)
+        if result is None and negative and constant > 0:
+            result = E.IntImm(dtype, constant)
             constant = 0
-        else:
-            constant = self.const
         for atom, coeff in negative:
             if result is None:
                 result = E.Mul(atom, E.IntImm(dtype, coeff))
