@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tilelang
-from tilelang.ir import For, SizeVar
+from tilelang.ir import For, SizeVar, Var, assert_structural_equal
 from tilelang.ir.functor import post_order_visit
 from tilelang.tiling import TensorView, loop, make_prim_func, segment_by_chunk, seq
 
@@ -59,6 +59,12 @@ def test_concrete_tiles_are_unrolled_with_ragged_tails():
     k_loops = sorted({x.extent.value for x in extents if x.loop_var.name == "k"})
     assert i_loops == [4, 32] and k_loops == [18, 32]
     assert sum(1 for x in extents if x.loop_var.name == "i") == 4 * 3 * 3
+
+
+@pytest.mark.parametrize("sizes", [(100, 70, 50), ("M", "N", "K")], ids=["concrete", "symbolic"])
+def test_matmul_prints_and_parses_back(sizes):
+    func = tiled_matmul(*(Var(x) if isinstance(x, str) else x for x in sizes))
+    assert_structural_equal(tilelang.parse(func.script())["matmul"], func)
 
 
 @pytest.mark.parametrize("target", ["c", "python"])

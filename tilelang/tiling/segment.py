@@ -143,7 +143,8 @@ def _symbolic_segments(start, chunk, stop, name) -> Iterator[Segment]:
             arith.typed(extent, dtype),
             S.ForKind.SERIAL,
             S.LetStmt(length, tail, body),
-            step=arith.typed(chunk, dtype),
+            # a unit step is the plain loop (step None), as the parser reads it back
+            step=None if arith.as_int(chunk) == 1 else arith.typed(chunk, dtype),
         )
 
     index = arith.floordiv(arith.sub(lo, start), chunk)
