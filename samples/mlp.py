@@ -20,7 +20,7 @@ import numpy as np
 import tilelang
 from tilelang import relax, te
 from tilelang.errors import BuildError
-from tilelang.ir import IRModule, SizeVar
+from tilelang.ir import IRModule, Var
 from tilelang.relax import TensorStructInfo as Tensor
 
 IMAGE = Path(__file__).resolve().parent / "data" / "image.npy"
@@ -79,7 +79,7 @@ def te_relu(X):
 
 def linear0():
     """§5's ``linear0``: symbolic m (inputs) and n (outputs)."""
-    m, n = SizeVar("m", "int64"), SizeVar("n", "int64")
+    m, n = Var("m", "int64"), Var("n", "int64")
     X = te.placeholder((1, m), "float32", "X")
     W = te.placeholder((n, m), "float32", "W")
     B = te.placeholder((n,), "float32", "B")
@@ -87,7 +87,7 @@ def linear0():
 
 
 def relu0():
-    n = SizeVar("n", "int64")
+    n = Var("n", "int64")
     X = te.placeholder((1, n), "float32", "X")
     return te.create_prim_func([X, te_relu(X)], name="relu0")
 
@@ -106,7 +106,7 @@ tilelang.register_func("env.linear", env_linear, override=True)
 def mlp_module(linear: str = "linear0") -> IRModule:
     """§5's module; ``linear`` names the packed function of both linear layers
     (``"linear0"``, the prim_func, or ``"env.linear"``, the library function)."""
-    m, n, k = SizeVar("m", "int64"), SizeVar("n", "int64"), SizeVar("k", "int64")
+    m, n, k = Var("m", "int64"), Var("n", "int64"), Var("k", "int64")
     x = relax.Var("x", Tensor((1, m), "float32"))
     w0, b0 = relax.Var("w0", Tensor((n, m), "float32")), relax.Var("b0", Tensor((n,), "float32"))
     w1, b1 = relax.Var("w1", Tensor((k, n), "float32")), relax.Var("b1", Tensor((k,), "float32"))

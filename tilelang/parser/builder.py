@@ -210,6 +210,7 @@ def _later_definition(text: str, name: str, line: int) -> int | None:
 
 _PRIM_FUNC = "prim_func"
 _MODULE = "ir_module"
+_RELAX_FUNCTION = "relax_function"  # built by tilelang.relax.parser
 
 
 def decorator_kind(builder_source, aliases: Aliases, decorator) -> str:
@@ -222,6 +223,8 @@ def decorator_kind(builder_source, aliases: Aliases, decorator) -> str:
         return _PRIM_FUNC
     if parts[-1] == "ir_module" and head in ("I", "tvm"):
         return _MODULE
+    if head == "R" and parts[-1] == "function":
+        return _RELAX_FUNCTION
     if head == "R":
         raise builder_source.error_at(
             decorator,
@@ -270,6 +273,8 @@ def build_decorated(item, source, aliases, constants, state) -> IRModule:
     *decorators, definition = item.children
     kinds = [decorator_kind(source, aliases, d) for d in decorators]
     if definition.data == "funcdef":
+        if _RELAX_FUNCTION in kinds:
+            return IRModule(dict([_build_relax(definition, source, aliases)]))
         if _PRIM_FUNC not in kinds:
             raise source.error_at(decorators[0], "a function needs @T.prim_func")
         builder = state["builder"] = FunctionBuilder(source, aliases, constants)
@@ -284,14 +289,24 @@ def build_decorated(item, source, aliases, constants, state) -> IRModule:
         if member.data != "decorated" or member.children[-1].data != "funcdef":
             raise source.error_at(member, "an @I.ir_module class holds @T.prim_func functions")
         member_kinds = [decorator_kind(source, aliases, d) for d in member.children[:-1]]
-        if _PRIM_FUNC not in member_kinds:
+        if _RELAX_FUNCTION in member_kinds:
+            name, func = _build_relax(member.children[-1], source, aliases)
+        elif _PRIM_FUNC not in member_kinds:
             raise source.error_at(member.children[0], "a module function needs @T.prim_func")
-        builder = state["builder"] = FunctionBuilder(source, aliases, constants)
-        name, func = builder.build_function(member.children[-1])
+        else:
+            builder = state["builder"] = FunctionBuilder(source, aliases, constants)
+            name, func = builder.build_function(member.children[-1])
         if name in functions:
             raise source.error_at(member.children[-1], f"function {name} is defined twice")
         functions[name] = func
     return IRModule(functions)
+
+
+def _build_relax(funcdef, source, aliases):
+    """An ``@R.function`` (graph function), built by :mod:`tilelang.relax.parser`."""
+    from tilelang.relax.parser import build_relax_function
+
+    return build_relax_function(funcdef, source, aliases)
 
 
 def _is_docstring(stmt) -> bool:

@@ -24,7 +24,6 @@ from tilelang.ir import (
     IntImm,
     IRModule,
     PrimExpr,
-    SizeVar,
     Var,
     post_order_visit,
     structural_equal,
@@ -226,7 +225,7 @@ def _placeholder(arg, sizes: dict, used_names: set) -> te.Tensor:
             continue
         for var in _free_vars(dim):
             if var not in sizes:
-                sizes[var] = SizeVar(var.name, var.dtype)
+                sizes[var] = type(var)(var.name, var.dtype)
         shape.append(substitute(dim, sizes.get))
     base = arg.name_hint if isinstance(arg, RVar) else "const"
     name, n = base, 0

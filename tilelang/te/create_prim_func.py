@@ -5,7 +5,8 @@ tensor, in dependency order, inside the implicit root block. Block names are ten
 names, block iterators are ``T.axis.spatial`` / ``T.axis.reduce`` bound to the loop
 variables, a reduction stores its initial value in ``T.init``, and tensors computed
 but not passed as arguments become ``alloc_buffer``s of the root block. Reads and
-writes are left empty: the printer infers them. So it schedules, prints and builds
+writes are inferred (:func:`tilelang.ir.analysis.infer_block_regions`), as the parser
+does for printed text. So it schedules, prints and builds
 like a hand-written prim_func::
 
     A = te.placeholder((128, 128), name="A")
@@ -29,6 +30,7 @@ from tilelang.ir import (
     seq_stmt,
     substitute,
 )
+from tilelang.ir.analysis import infer_block_regions
 from tilelang.ir.dtype import HANDLE
 from tilelang.ir.op import if_then_else
 from tilelang.te.reduce import Reduce
@@ -121,6 +123,7 @@ def _loop_nest(tensor: Tensor):
     else:
         body = tensor.buffer.vstore(spatial, rebind(op.body))
     block = Block(iter_vars=iter_vars, reads=(), writes=(), name_hint=op.name, body=body, init=init)
+    block = infer_block_regions(block)  # as TVM's create_prim_func and the parser do
     stmt = BlockRealize(tuple(loop_vars), _TRUE, block)
     for iv, loop_var in reversed(list(zip(iterators, loop_vars))):
         stmt = For(loop_var, iv.dom.min, iv.dom.extent, ForKind.SERIAL, stmt)
