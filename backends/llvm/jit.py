@@ -132,7 +132,8 @@ def check_symbols(names, uses_openmp: bool) -> None:
     cannot be resolved."""
     if uses_openmp:
         _load_openmp()
-    missing = [name for name in names if not llvm.address_of_symbol(name)]
+    process = ctypes.CDLL(None)  # what MCJIT also searches: the process and RTLD_GLOBAL libraries
+    missing = [n for n in names if not (llvm.address_of_symbol(n) or hasattr(process, n))]
     if missing:
         raise BuildError(
             f"external function(s) {', '.join(missing)} not found in the process; load "
