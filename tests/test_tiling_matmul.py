@@ -67,13 +67,15 @@ def test_matmul_prints_and_parses_back(sizes):
     assert_structural_equal(tilelang.parse(func.script())["matmul"], func)
 
 
-@pytest.mark.parametrize("target", ["c", "python"])
+@pytest.mark.parametrize("target", ["c", "python", "llvm"])
 def test_concrete_ragged_matmul(target):
     _run(tiled_matmul(100, 70, 50), target, 100, 70, 50)
 
 
-@pytest.mark.parametrize("target", ["c", "python"])
-def test_symbolic_matmul(target):
-    func = tiled_matmul(SizeVar("M"), SizeVar("N"), SizeVar("K"), chunk=16)
-    for m, n, k in [(100, 70, 50)] if target == "python" else [(100, 70, 50), (16, 1, 33)]:
+@pytest.mark.parametrize("target", ["c", "python", "llvm"])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_symbolic_matmul(target, dtype):
+    func = tiled_matmul(*(SizeVar(x, dtype) for x in "MNK"), chunk=16)
+    sizes = [(37, 20, 33)] if target == "python" else [(100, 70, 50), (16, 1, 33), (5, 17, 16)]
+    for m, n, k in sizes:
         _run(func, target, m, n, k)

@@ -209,14 +209,23 @@ int32_t tl_store(float* dst, int32_t addr, int32_t d0, int32_t d1, int32_t d2,
 """
 
 
-@pytest.fixture(scope="module")
-def symbolic_pingpong_lib():
+def _build_symbolic(target):
     import tilelang
 
     shape = tuple(SizeVar(x) for x in "NCHW")
     inp, out, body = pingpong_program(shape)
     func = make_prim_func(body, [inp, out], "pingpong")
-    return tilelang.build(func, target="c", extern_sources=[INSTRUCTION_LIBRARY])
+    return tilelang.build(func, target=target, extern_sources=[INSTRUCTION_LIBRARY])
+
+
+@pytest.fixture(scope="module")
+def symbolic_pingpong_lib():
+    return _build_symbolic("c")
+
+
+@pytest.fixture(scope="module")
+def symbolic_pingpong_llvm():
+    return _build_symbolic("llvm")
 
 
 # ragged tails in every dimension (C % 4, H % 4, W % 5 and odd H, W for the stride),
@@ -226,10 +235,19 @@ SHAPES = [(1, 10, 7, 5), (2, 9, 13, 11), (3, 8, 8, 10), (1, 1, 1, 1), (2, 5, 4, 
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_symbolic_program_in_c_matches_numpy(symbolic_pingpong_lib, shape):
+    _check_against_numpy(symbolic_pingpong_lib, shape)
+
+
+@pytest.mark.parametrize("shape", SHAPES[:3])
+def test_symbolic_program_under_llvm_matches_numpy(symbolic_pingpong_llvm, shape):
+    _check_against_numpy(symbolic_pingpong_llvm, shape)
+
+
+def _check_against_numpy(lib, shape):
     rng = np.random.default_rng(sum(shape))
     x = rng.standard_normal(shape).astype("float32")
     y = np.full(expected_output_shape(shape), np.nan, dtype="float32")
-    symbolic_pingpong_lib["pingpong"](x, y)
+    lib["pingpong"](x, y)
     np.testing.assert_array_equal(y, _numpy_reference(x))
 
 
