@@ -259,8 +259,11 @@ def test_loop_and_let():
     assert isinstance(body, For) and body.loop_var.name == "i"
     assert isinstance(body.body, LetStmt) and body.body.var.name == "x"
     assert body.body.body.value is body.body.var
-    # a concrete let is just the value
+    # a concrete let is just the value; a float gets a float binding
     assert list(let(3)) == [3]
+    B = TensorView.root("B", (4,))
+    body = seq(B.store(x, 0) for x in let(1.5, "x"))
+    assert body.var.dtype == "float32" and body.value.value == 1.5
 
 
 def test_concrete_seq_accepts_lists_and_none():

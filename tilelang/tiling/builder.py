@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from tilelang.errors import TIRTypeError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.convert import convert
 from tilelang.ir.functor import StmtExprVisitor
 from tilelang.tiling import arith
 
@@ -183,6 +184,7 @@ def let(value, name: str = "v") -> Iterator:
     known = arith.as_int(value)
     if known is not None:
         return iter((known,))
+    value = convert(value)
     var = E.Var(name, value.dtype)
     return scoped(f"let {name!r}", lambda body: S.LetStmt(var, value, body), var, (var,))
 
