@@ -317,6 +317,8 @@ class _Builder:
             raise self.error(funcdef, f"@R.function {name_token} needs a return statement")
         if plain:
             blocks.append(BindingBlock(tuple(plain)))
+        if ret is None:  # as TVM: the result's struct info
+            ret = result.struct_info
         func = Function(tuple(params), SeqExpr(tuple(blocks), result), ret)
         return str(name_token), func
 
