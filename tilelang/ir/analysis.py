@@ -17,7 +17,7 @@ from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Buffer, BufferRegion, Range
 from tilelang.ir.convert import binary, const_int_value
 from tilelang.ir.functor import StmtExprVisitor, substitute
-from tilelang.ir.interval import eval_interval, fold_max, fold_min, range_extent, simplify
+from tilelang.ir.interval import const_difference, eval_interval, range_extent, simplify
 from tilelang.ir.node import Node
 
 __all__ = [
@@ -48,8 +48,8 @@ class _Footprint:
             self.bounds[buffer] = [list(d) for d in dims]
             return
         for slot, (lo, hi) in zip(known, dims):
-            slot[0] = None if slot[0] is None or lo is None else fold_min(slot[0], lo)
-            slot[1] = None if slot[1] is None or hi is None else fold_max(slot[1], hi)
+            slot[0] = _union_bound(slot[0], lo, lower=True)
+            slot[1] = _union_bound(slot[1], hi, lower=False)
 
     def regions(self, skip) -> list[BufferRegion]:
         out = []
@@ -61,6 +61,17 @@ class _Footprint:
                 ranges.append(_to_range(buffer, axis, lo, hi))
             out.append(BufferRegion(buffer, tuple(ranges)))
         return out
+
+
+def _union_bound(a, b, lower: bool):
+    """The looser of two bounds when they differ by a known constant; otherwise
+    unbounded (the whole dimension), which keeps regions readable and safe."""
+    if a is None or b is None:
+        return None
+    diff = const_difference(a, b)
+    if diff is None:
+        return None
+    return (a if diff <= 0 else b) if lower else (a if diff >= 0 else b)
 
 
 def _to_range(buffer: Buffer, axis: int, lo, hi) -> Range:
