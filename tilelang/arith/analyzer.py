@@ -66,6 +66,8 @@ class Analyzer:
         changed."""
         from tilelang.arith.simplifier import Simplifier
 
+        if isinstance(expr, (E.Var, E.IntImm, E.FloatImm, E.StringImm)):
+            return expr
         return Simplifier(self).visit(expr)
 
     def can_prove(self, cond: E.PrimExpr) -> bool:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from tilelang.arith.constfold import wrap_int
 from tilelang.ir import expr as E
-from tilelang.ir.structural import structural_equal, structural_hash
+from tilelang.ir.buffer import Buffer
+from tilelang.ir.node import Node, node_fields
+from tilelang.ir.structural import structural_hash
 
 
 class LinearForm:
@@ -31,7 +33,7 @@ class LinearForm:
         h = structural_hash(atom)
         bucket = self._buckets.setdefault(h, [])
         for index, known in enumerate(bucket):
-            if known is atom or structural_equal(known, atom):
+            if same_expr(known, atom):
                 return ("s", h, index)
         bucket.append(atom)
         return ("s", h, len(bucket) - 1)
@@ -153,3 +155,30 @@ def _push_product(node: E.Mul, scale: int, stack: list, form: LinearForm, atom_f
         form.add_form(fb, scale * fa.const)
     else:
         form.add_atom(E.Mul(fa.to_expr(), fb.to_expr()), scale)
+
+
+def same_expr(a, b) -> bool:
+    """Structural equality of two expressions with variables and buffers compared by
+    identity: a cheap test for "did simplification change anything" and for matching
+    atoms (no failure report is built, unlike ``assert_structural_equal``)."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x is y:
+            continue
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, (tuple, list)):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y))
+            continue
+        if not isinstance(x, Node) or isinstance(x, (E.Var, Buffer)):
+            if isinstance(x, Node) or x != y:
+                return False
+            continue
+        for name, role in node_fields(type(x)):
+            if role == "ignore":
+                continue
+            stack.append((getattr(x, name), getattr(y, name)))
+    return True

@@ -21,12 +21,11 @@ operand's own precision) and ``x * 1``, ``x + 0`` are dropped.
 from __future__ import annotations
 
 from tilelang.arith.constfold import fold_binary, fold_cast
-from tilelang.arith.linear import LinearForm, is_linear_node, linear_form
+from tilelang.arith.linear import LinearForm, is_linear_node, linear_form, same_expr
 from tilelang.ir import expr as E
 from tilelang.ir.convert import binary
 from tilelang.ir.dtype import BOOL
 from tilelang.ir.functor import StmtExprMutator
-from tilelang.ir.structural import structural_equal
 
 TRUE = E.IntImm(BOOL, 1)
 FALSE = E.IntImm(BOOL, 0)
@@ -53,7 +52,7 @@ class Simplifier(StmtExprMutator):
     # ------------------------------------------------------------ + - *
     def _linear(self, op):
         new = linear_form(op, atom_fn=self.visit).to_expr()
-        return op if structural_equal(new, op) else new
+        return op if same_expr(new, op) else new
 
     def _arith(self, op):
         if is_linear_node(op):
@@ -125,10 +124,10 @@ class Simplifier(StmtExprMutator):
         node_cls = E.FloorDiv if is_div else E.FloorMod
         remainder = node_cls(rest.to_expr(), b)
         if not is_div:
-            return op if structural_equal(remainder, op) else remainder
+            return op if same_expr(remainder, op) else remainder
         quotient.add_atom(remainder, 1)
         result = quotient.to_expr()
-        return op if structural_equal(result, op) else result
+        return op if same_expr(result, op) else result
 
     # -------------------------------------------------- min / max
     def _min_max(self, op):
@@ -144,7 +143,7 @@ class Simplifier(StmtExprMutator):
                 return a if a_first else b
             if isinstance(op, E.Max) and (a_first or b_first):
                 return b if a_first else a
-        if structural_equal(a, b):
+        if same_expr(a, b):
             return a
         return _rebuilt(op, a, b)
 
