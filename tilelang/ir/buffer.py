@@ -49,7 +49,8 @@ class Buffer(Node):
         """The number of elements the shape covers (1 for a scalar buffer)."""
         total = None
         for extent in self.shape:
-            total = extent if total is None else binary("mul", total, extent)
+            # folded like dense_strides: the parser folds constant products too
+            total = extent if total is None else _fold_mul(total, extent)
         return E.IntImm(INT32, 1) if total is None else total
 
     def is_dense(self) -> bool:

@@ -542,6 +542,16 @@ class StmtBuilderMixin:
             frame.annotations,
             span=span,
         )
+        if frame.reads is None or frame.writes is None:
+            # as TVM's parser: regions the program does not state are inferred
+            from tilelang.ir.analysis import get_block_read_write_region
+
+            reads, writes = get_block_read_write_region(block)
+            block = attrs.evolve(
+                block,
+                reads=frame.reads if frame.reads is not None else tuple(reads),
+                writes=frame.writes if frame.writes is not None else tuple(writes),
+            )
         predicate = frame.predicate if frame.predicate is not None else const(True)
         return BlockRealize(frame.iter_values, predicate, block, span=span)
 
