@@ -41,6 +41,10 @@ class ForKind(enum.Enum):
         return f"ForKind.{self.name}"
 
 
+def _optional_expr(value):
+    return None if value is None else convert(value)
+
+
 def _for_kind(kind) -> ForKind:
     return kind if isinstance(kind, ForKind) else ForKind(kind)
 
@@ -67,7 +71,7 @@ class For(Stmt):
     body: Stmt = child()
     thread_binding: str | None = plain(default=None)
     annotations: dict = plain(factory=dict, converter=_frozen_dict)
-    step: E.PrimExpr | None = child(default=None)
+    step: E.PrimExpr | None = child(default=None, converter=_optional_expr)
     span: object = span_field()
 
 
