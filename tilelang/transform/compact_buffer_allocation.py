@@ -11,6 +11,10 @@ form of mm_relu under the ``j_0`` loop::
     for k, j_1 in T.grid(128, 4):           for k, j_1 in T.grid(128, 4):
         Y[i, j_0 * 4 + j_1] = ...      ->       Y[0, j_1] = ...
 
+A ``shared`` buffer allocated inside GPU thread loops (see
+PlanAndUpdateBufferAllocationLocation) is shared by every thread of the block, so the
+enclosing ``threadIdx``/``vthread`` loops are relaxed too.
+
 A dimension keeps its full extent when a bound is unknown (an index the interval
 evaluator cannot bound, or an opaque access through ``Y.data``). The regions come from
 :func:`tilelang.ir.interval.eval_interval`; predicates (``T.where``) are not used to
@@ -107,17 +111,46 @@ def _compact_shape(buffer, bounds):
     return (tuple(shape), tuple(offsets)) if changed else None
 
 
+def _is_thread_loop(op: S.For) -> bool:
+    return op.kind == S.ForKind.THREAD_BINDING and (op.thread_binding or "").startswith(
+        ("threadIdx", "vthread")
+    )
+
+
 class _Compact(StmtExprMutator):
     def __init__(self):
         self.remap: dict = {}  # old buffer -> (new buffer, offsets)
         self.analyzer = Analyzer()
+        self.thread_loops: list = []  # enclosing thread-bound loops
+
+    def visit_for(self, op: S.For):
+        if not _is_thread_loop(op):
+            return self.generic_visit(op)
+        self.thread_loops.append(op)
+        new = self.generic_visit(op)
+        self.thread_loops.pop()
+        return new
+
+    def _bounds(self, op: S.Block) -> dict:
+        bounds = {}
+        shared = [b for b in op.alloc_buffers if b.scope.startswith(("shared", "warp"))]
+        others = [b for b in op.alloc_buffers if not any(b is s for s in shared)]
+        for group, relax_threads in ((others, False), (shared, True)):
+            if not group:
+                continue
+            collector = _RegionCollector(group)
+            if relax_threads:
+                for loop in self.thread_loops:
+                    collector.ranges[loop.loop_var] = Range(loop.min, loop.extent)
+            collector.visit(op)
+            bounds.update(collector.bounds)
+        return bounds
 
     def visit_block(self, op: S.Block):
         if op.alloc_buffers:
-            collector = _RegionCollector(op.alloc_buffers)
-            collector.visit(op)
+            bounds = self._bounds(op)
             for buffer in op.alloc_buffers:
-                compact = _compact_shape(buffer, collector.bounds.get(buffer))
+                compact = _compact_shape(buffer, bounds.get(buffer))
                 if compact is not None:
                     shape, offsets = compact
                     self.remap[buffer] = (attrs.evolve(buffer, shape=shape), offsets)

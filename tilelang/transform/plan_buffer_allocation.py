@@ -7,8 +7,12 @@ the intermediate ``Y`` of a ``reverse_compute_at`` schedule to the tile one oute
 iteration touches.
 
 Buffers in a ``shared`` (or ``warp``) scope are shared by the threads of a GPU block,
-so they are never moved inside a ``threadIdx`` loop; the threads' loops are then
-relaxed when the buffer is compacted.
+so they never land directly in a ``threadIdx`` loop: when the common ancestor is one,
+they stay above the thread loops (the threads' loops are then relaxed when the buffer
+is compacted). When the ancestor is a serial loop nested in the thread loops (the
+``k_0`` loop of a shared-memory tiled matmul), the buffer is allocated there, per
+iteration, and CompactBufferAllocation relaxes the enclosing thread loops, so it
+shrinks to the tile one iteration fetches.
 """
 
 from __future__ import annotations
@@ -114,10 +118,8 @@ def plan_buffer_allocation(body: S.Stmt) -> S.Stmt:
         if path is None:
             continue  # never accessed: stays where it is
         if _is_shared(buffer.scope):
-            for depth, node in enumerate(path):
-                if _is_thread_loop(node):
-                    del path[depth:]
-                    break
+            while path and _is_thread_loop(path[-1]):
+                path.pop()
         if path:
             target_of[buffer] = id(path[-1])
             targets.setdefault(id(path[-1]), []).append(buffer)
