@@ -36,7 +36,7 @@ def lower_module(mod: IRModule) -> IRModule:
     return lower(mod)
 
 
-def build(mod_or_func, target="c", **build_options) -> Module:
+def build(mod_or_func, target="llvm", **build_options) -> Module:
     """Compile an IRModule (or one PrimFunc) for ``target`` and return a :class:`Module`.
 
     ``target`` is a :class:`tilelang.target.Target` or its spelling (``"c"``,
