@@ -104,7 +104,9 @@ class ExprEmitter(NodeFunctor):
         return ("nsw",) if self.index_nsw and dtype.element_of().is_int() else ()
 
     def _float_flags(self):
-        return ("fast",) if self.fast_math else ()
+        # ``contract`` lets a*b + c become one fused multiply-add, as GCC's default
+        # -ffp-contract=fast and TVM's LLVM codegen allow; -fast-math allows more.
+        return ("fast",) if self.fast_math else ("contract",)
 
     def _arith(self, op, float_name, int_name):
         a, b = self.visit(op.a), self.visit(op.b)
