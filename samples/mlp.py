@@ -143,7 +143,7 @@ def predict(mod: IRModule, target: str, data: np.ndarray, weights: dict) -> np.n
     """Builds ``mod`` with the weights bound as constants and runs it on ``data``."""
     bound = relax.bind_params(mod, weights)
     vm = relax.VirtualMachine(relax.build(bound, target=target), tilelang.cpu())
-    return vm["main"](data)
+    return vm["main"](tilelang.nd.array(data)).numpy()
 
 
 def main(argv=None) -> None:

@@ -157,3 +157,36 @@ def test_block_builder_misuse_is_reported():
             with bb.dataflow():
                 lv = bb.emit(relax.call_dps_packed("test_vm.relu", (x,), Tensor((4,))))
             bb.emit_func_output(lv)
+
+
+def test_vm_takes_and_returns_nd_arrays():
+    # MLC-course style: vm["main"](data_nd, *params_nd).numpy()
+    args = _weights(20, 8, 3)
+    vm = relax.VirtualMachine(relax.build(_mlp()), tilelang.cpu())
+    result = vm["main"](*(tilelang.nd.array(a) for a in args))
+    assert isinstance(result, tilelang.nd.NDArray)
+    assert result.shape == (1, 3) and result.dtype == "float32"
+    assert str(result.device) == "cpu(0)"
+    expected = _numpy_mlp(*args)
+    got = result.numpy()
+    assert type(got) is np.ndarray
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(result), expected, rtol=1e-5, atol=1e-5)
+    # NumPy inputs give the same kind of result; .numpy() is a copy the caller owns
+    again = vm["main"](*args)
+    assert isinstance(again, tilelang.nd.NDArray)
+    got[...] = 0
+    np.testing.assert_allclose(again.numpy(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_constant_result_is_a_fresh_nd_array():
+    x = relax.Var("x", Tensor((2,), "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        bb.emit_func_output(relax.const(np.array([1.5, -2.0], "float32")))
+    vm = relax.VirtualMachine(relax.build(bb.get()), tilelang.cpu())
+    first = vm["main"](np.zeros(2, "float32"))
+    assert isinstance(first, tilelang.nd.NDArray)
+    np.testing.assert_array_equal(first.numpy(), [1.5, -2.0])
+    np.asarray(first)[0] = 7.0  # writing into one result does not change the constant
+    np.testing.assert_array_equal(vm["main"](np.zeros(2, "float32")).numpy(), [1.5, -2.0])

@@ -8,7 +8,11 @@ the registry of :func:`tilelang.register_func`; an unknown name is a
 storage. ``VirtualMachine(ex, tilelang.cpu())["main"](*arrays)`` runs a function: it
 first checks every argument and every call's shapes (binding the symbolic sizes),
 and only then runs the tensor functions, so a shape error never leaves work half
-done. It returns a NumPy array.
+done. Arguments are ``tilelang.nd`` arrays, NumPy arrays or any host array
+:func:`tilelang.runtime.ndarray.as_array` accepts; the result is a fresh
+:class:`tilelang.nd.NDArray` (``.numpy()``, ``.shape``, ``.dtype``; NumPy reads it
+through ``__array__``), as TVM's VM returns, so MLC-course code such as
+``vm["main"](data_nd, *params_nd).numpy()`` runs unchanged.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from tilelang.relax.expr import Call, Function, Tuple, Var, callee_name
 from tilelang.relax.program import Program, compile_function
 from tilelang.relax.shape import ShapeEnv
 from tilelang.relax.struct_info import TensorStructInfo
+from tilelang.runtime.ndarray import Device, NDArray, as_array
 
 _MAX_PLANS = 64  # cached shape plans per function (one per distinct argument shapes)
 
@@ -161,7 +166,7 @@ class VirtualMachine:
             if program is None:
                 known = ", ".join(self.executable.function_names())
                 raise KeyError(f"no graph function {name!r} (the executable has: {known})")
-            function = self._functions[name] = _VMFunction(program, self.executable)
+            function = self._functions[name] = _VMFunction(program, self.executable, self.device)
         return function
 
     def time_evaluator(self, name: str, dev=None, number: int = 10, repeat: int = 3):
@@ -185,8 +190,6 @@ class VirtualMachine:
 
 
 def _as_numpy(value, what: str) -> np.ndarray:
-    from tilelang.runtime.ndarray import as_array
-
     array = as_array(value)
     if array is None:
         raise ArgumentError(f"{what} must be an array, got {type(value).__name__}")
@@ -196,9 +199,10 @@ def _as_numpy(value, what: str) -> np.ndarray:
 class _VMFunction:
     """One graph function, callable on arrays."""
 
-    def __init__(self, program: Program, executable: Executable):
+    def __init__(self, program: Program, executable: Executable, device=None):
         self.program = program
         self.executable = executable
+        self.device = device if isinstance(device, Device) else None  # None: the CPU
         self._plans: dict = {}
         self._callables = [self._callable(ins) for ins in program.instructions]
 
@@ -207,7 +211,7 @@ class _VMFunction:
             return self.executable.packed[ins.callee]
         return self.executable.library[ins.callee]
 
-    def __call__(self, *args) -> np.ndarray:
+    def __call__(self, *args) -> NDArray:
         program = self.program
         if len(args) != len(program.params):
             names = ", ".join(p.name_hint for p in program.params)
@@ -231,9 +235,9 @@ class _VMFunction:
             run(*inputs, out)
             registers[ins.out] = out
         result = program.result
-        if result.kind == "const":
-            return np.array(constants[result.index])
-        return registers[result.index]
+        if result.kind == "const":  # a copy: the caller may write into it
+            return NDArray(np.array(constants[result.index]), self.device)
+        return NDArray(registers[result.index], self.device)
 
     def _prepare(self, arrays) -> _Plan:
         """Binds the symbolic sizes and checks every shape before anything runs."""
