@@ -458,3 +458,26 @@ def test_fast_math_marks_float_arithmetic():
     func = lowered((a, b), {a: A, b: B}, For(i, 0, 8, "serial", BufferStore(B, A[i] * A[i], (i,))))
     assert "fmul fast" in ir_text(func, "llvm -fast-math")
     assert "fmul fast" not in ir_text(func, "llvm")
+
+
+def test_vectorized_strided_reads_selects_casts_and_bool_stores():
+    (a, b), (A, B) = vector_params(16, "float32")
+    m = Var("m", "handle")
+    M = decl_buffer((8,), "bool", "M")
+    j = Var("j")
+    two = IntImm("int32", 2)
+    value = A[j * two] - A[j * two + 1]  # lanes 2 apart: a gather
+    body = For(j, 0, 8, "vectorized", seq_stmt(
+        BufferStore(B, tilelang.ir.Select(value > FloatImm("float32", 0.0), value,
+                                          Cast("float32", j)), (j,)),
+        BufferStore(M, value > FloatImm("float32", 0.0), (j,)),
+    ))  # fmt: skip
+    func = lowered((a, b, m), {a: A, b: B, m: M}, body)
+    text = ir_text(func)
+    assert "store <8 x float>" in text and "store <8 x i8>" in text
+    x = np.random.default_rng(5).standard_normal(16).astype("float32")
+    y, mask = np.zeros(16, "float32"), np.zeros(8, bool)
+    build(func)["main"](x, y, mask)
+    diff = x[0::2] - x[1::2]
+    np.testing.assert_array_equal(y[:8], np.where(diff > 0, diff, np.arange(8)))
+    np.testing.assert_array_equal(mask, diff > 0)
