@@ -119,7 +119,7 @@ class Signature:
                     self._bind(label, "value", param, value, values, origin, deferred)
                 checked.append(value)
                 continue
-            array = _check_array(label, buffer, arg)
+            array = self.check_array(label, buffer, arg)
             if self.writes.get(id(param)) and not array.flags.writeable:
                 raise ArgumentError(f"{label}: the array is read-only but {self.name} writes it")
             self._match_layout(label, buffer, array, values, origin, deferred)
@@ -143,6 +143,12 @@ class Signature:
                 )
             checked.append(_fit_scalar(f"size {var.name}", var.dtype, values[var]))
         return tuple(checked)
+
+    def check_array(self, label: str, buffer, arg):
+        """The array for a buffer argument (a backend's subclass may accept more kinds,
+        e.g. device arrays; the result needs ``shape``, ``dtype``, ``strides`` in bytes
+        and ``flags.c_contiguous`` / ``flags.writeable``)."""
+        return _check_array(label, buffer, arg)
 
     def _match_layout(self, label, buffer, array, values, origin, deferred) -> None:
         shape = array.shape

@@ -124,7 +124,9 @@ class Module:
             raise KeyError(f"no function {name!r} in the built module (it has: {known})")
         function = self._functions.get(key)
         if function is None:
-            signature = Signature(self.ir_module[key], key)
+            # a backend may check arguments its own way (the CUDA one takes device arrays)
+            signature_class = getattr(self.backend_module, "signature_class", Signature)
+            signature = signature_class(self.ir_module[key], key)
             function = self._functions[key] = Function(
                 key, signature, self.backend_module.functions[key]
             )
@@ -143,7 +145,9 @@ class Module:
                        min_repeat_ms: float = 0) -> TimeEvaluator:  # fmt: skip
         """A timer for ``func_name``: call it with the arguments; it returns a
         :class:`ProfileResult` (``.mean``, ``.median``, ``.results`` in seconds)."""
-        return TimeEvaluator(self.get_function(func_name), number, repeat, min_repeat_ms)
+        # a backend may time its own way (the CUDA one with CUDA events)
+        evaluator = getattr(self.backend_module, "time_evaluator_class", TimeEvaluator)
+        return evaluator(self.get_function(func_name), number, repeat, min_repeat_ms)
 
     def export_library(self, path) -> Path:
         """Write the compiled library to ``path`` (and, for C, a header next to it)."""

@@ -1,0 +1,237 @@
+"""CUDA C source for a lowered IRModule: one ``extern "C" __global__`` function per kernel.
+
+The printer is the C printer (:class:`tilelang.backends.c.CLikePrinter`) with the CUDA
+dialect in its class attributes: ``__restrict__``, ``#pragma unroll``, the thread
+index names, ``__shared__`` for the ``shared`` scope, ``__syncthreads()`` for the
+barrier that :mod:`tilelang.transform.thread_sync` inserts. A kernel reads::
+
+    extern "C" __global__ void __launch_bounds__(128) main_kernel(
+        const float* __restrict__ A, float* __restrict__ B) {
+      int32_t i_0 = (int32_t)blockIdx.x;
+      __shared__ float A_shared[256];
+      ...
+
+``float16`` is CUDA's ``half`` (``cuda_fp16.h`` is included only when used); math on
+it is computed in float (``__float2half(expf(__half2float(x)))``).
+"""
+
+from __future__ import annotations
+
+import attrs
+from tilelang.backends.c.c_printer import CLikePrinter, c_float_literal
+from tilelang.backends.c.codegen_c import _helper
+from tilelang.backends.c.names import ScopedNames, sanitize
+from tilelang.backends.cuda.split import DeviceFunction, Kernel, split_host_device
+
+from tilelang.errors import BuildError
+from tilelang.ir import expr as E
+from tilelang.ir import stmt as S
+from tilelang.ir.function import PrimFunc
+from tilelang.runtime.args import written_data_vars
+from tilelang.transform.thread_sync import SYNC_OP, insert_thread_sync
+
+#: names of the CUDA language and runtime that generated identifiers must not take
+CUDA_NAMES = frozenset(
+    """threadIdx blockIdx blockDim gridDim warpSize half half2 __syncthreads dim3 min max
+    float2 float4 int2 int4 uint2 uint4 new delete class template this namespace using
+    operator private public protected virtual typename""".split()
+)
+
+#: static shared memory a kernel may declare (bytes)
+MAX_STATIC_SHARED_BYTES = 48 * 1024
+
+
+class CUDAPrinter(CLikePrinter):
+    """The CUDA C++ dialect of the C-like printer (see the module docstring)."""
+
+    type_names = {**CLikePrinter.type_names, "float16": "half"}
+    restrict_keyword = "__restrict__"
+    parallel_pragma = None  # a parallel loop inside a kernel runs serially per thread
+    simd_pragma = "#pragma unroll"  # vector lanes: unrolled by nvcc
+    unroll_pragma = "#pragma unroll"
+    thread_index_names = {
+        axis: axis
+        for axis in ("threadIdx.x", "threadIdx.y", "threadIdx.z",
+                     "blockIdx.x", "blockIdx.y", "blockIdx.z")
+    }  # fmt: skip
+    barrier = "__syncthreads()"
+    scope_qualifiers = {"shared": "__shared__", "local": ""}
+    max_stack_bytes = 1 << 62  # kernel arrays are never on the heap
+    _min_max_names = {(E.Max, 32): "fmaxf", (E.Max, 64): "fmax",
+                      (E.Min, 32): "fminf", (E.Min, 64): "fmin"}  # fmt: skip
+
+    def __init__(self, names: ScopedNames):
+        super().__init__(names)
+        self.uses_half = False
+        self.shared_bytes = 0
+
+    def type_name(self, dtype) -> str:
+        name = super().type_name(dtype)
+        self.uses_half |= name == "half"
+        return name
+
+    # ------------------------------------------------------------- statements
+
+    def print_thread_binding(self, op: S.For) -> None:
+        var = self.names.define(op.loop_var)
+        kind = self.type_name(op.loop_var.dtype)
+        index = f"({kind}){self.thread_index_names[op.thread_binding]}"
+        if not (isinstance(op.min, E.IntImm) and op.min.value == 0):
+            index = f"{index} + {self.expr(op.min)}"
+        self.emit(f"{kind} {var} = {index};")
+        self.visit(op.body)
+
+    def visit_allocate(self, op: S.Allocate) -> None:
+        count = self._product(op.extents)
+        if op.scope not in self.scope_qualifiers:
+            raise BuildError(
+                f"buffer {op.buffer_var.name} in scope {op.scope!r} is allocated inside a "
+                "kernel; kernels allocate only 'shared' and 'local' buffers"
+            )
+        if not isinstance(count, int):
+            raise BuildError(
+                f"{op.scope} buffer {op.buffer_var.name} has a size that is not a constant; "
+                "kernel arrays need constant sizes"
+            )
+        if op.scope == "shared":
+            self.shared_bytes += count * op.dtype.bits // 8
+        super().visit_allocate(op)
+
+    def visit_assert_stmt(self, op: S.AssertStmt) -> None:
+        raise BuildError("assertions inside CUDA kernels are not supported")
+
+    # ----------------------------------------------------------- expressions
+
+    def visit_call(self, op: E.Call) -> str:
+        if op.op == SYNC_OP:
+            return self.barrier
+        if op.op == "call_extern":
+            name = op.args[0].value if isinstance(op.args[0], E.StringImm) else op.args[0]
+            raise BuildError(
+                f"call_extern({name!r}) inside a CUDA kernel: the CUDA backend links no "
+                "device libraries"
+            )
+        if op.op == "isnan" and op.args[0].dtype.element_of().bits == 16:
+            return f"__hisnan({self.expr(op.args[0])})"
+        return super().visit_call(op)
+
+    def visit_float_imm(self, op: E.FloatImm) -> str:
+        if op.dtype.bits == 16:
+            self.uses_half = True
+            return f"__float2half({c_float_literal(op.value, 32)})"
+        return super().visit_float_imm(op)
+
+    def visit_max(self, op: E.Max) -> str:
+        return self._min_max(op)
+
+    def visit_min(self, op: E.Min) -> str:
+        return self._min_max(op)
+
+    def _min_max(self, op) -> str:
+        name = self._min_max_names.get((type(op), op.dtype.bits)) if op.dtype.is_float() else None
+        if name is None:
+            return self.visit_binary_op(op)
+        return f"{name}({self.expr(op.a)}, {self.expr(op.b)})"
+
+    def _math(self, name: str, dtype, args) -> str:
+        if dtype.element_of().bits != 16:
+            return super()._math(name, dtype, args)
+        # half math: computed in float, rounded back
+        self.uses_half = True
+        operands = ", ".join(f"__half2float({self.expr(a)})" for a in args)
+        return f"__float2half({name}f({operands}))"
+
+
+@attrs.frozen
+class CudaSource:
+    """Generated CUDA: the text and, per PrimFunc name, its kernels and workspaces."""
+
+    text: str
+    functions: dict  # name in the IRModule -> DeviceFunction
+
+
+def generate_cuda(mod, target) -> CudaSource:
+    """The CUDA source of every PrimFunc of the lowered ``mod`` (barriers inserted)."""
+    funcs = [(name, f) for name, f in mod if isinstance(f, PrimFunc)]
+    if not funcs:
+        raise BuildError("the module has no PrimFunc to compile")
+    device_functions, bodies, helpers, uses_half = {}, [], set(), False
+    used_symbols: set = set()
+    for name, func in funcs:
+        if not func.attrs.get("tl.lowered"):
+            raise BuildError(f"function {name} is not lowered; build() lowers it first")
+        func = func.with_body(insert_thread_sync(func.body))
+        # kernels are named <symbol>_kernel: "main" is a fine prefix (no C main here)
+        symbol = sanitize(str(func.attrs.get("global_symbol", name)) + "_kernel")[:-7]
+        while symbol in used_symbols:
+            symbol += "_"
+        used_symbols.add(symbol)
+        device = split_host_device(func, symbol)
+        device_functions[name] = device
+        for kernel in device.kernels:
+            printer = CUDAPrinter(ScopedNames(CUDA_NAMES | {k.name for k in device.kernels}))
+            bodies.append(print_kernel(printer, func, kernel, device.workspaces))
+            helpers |= printer.helpers
+            uses_half |= printer.uses_half
+    parts = [f"// Generated by tilelang for target: {target}", _includes(uses_half)]
+    helper_text = [_device_helper(h) for h in sorted(helpers)]
+    if helper_text:
+        parts.append("\n\n".join(helper_text))
+    parts.extend(bodies)
+    return CudaSource("\n\n".join(parts) + "\n", device_functions)
+
+
+def _includes(uses_half: bool) -> str:
+    headers = ["cuda_fp16.h"] if uses_half else []
+    headers += ["math.h", "stdint.h"]
+    return "\n".join(f"#include <{h}>" for h in headers)
+
+
+def _device_helper(name: str) -> str:
+    return _helper(name).replace("static inline", "static __device__ __forceinline__", 1)
+
+
+def kernel_params(printer: CUDAPrinter, func: PrimFunc, kernel: Kernel, workspaces=()) -> list[str]:
+    """The kernel's parameter declarations (buffers named after the buffers)."""
+    buffers = {id(b.data): b for b in func.buffer_map.values()}
+    workspace_dtypes = {id(w.var): w.dtype for w in workspaces}
+    written = written_data_vars(func.with_body(kernel.body))
+    restrict = f" {printer.restrict_keyword}" if func.attrs.get("tir.noalias") else ""
+    params = []
+    for var in kernel.params:
+        if not var.dtype.is_handle():
+            params.append(f"{printer.type_name(var.dtype)} {printer.names.define(var)}")
+            continue
+        buffer = buffers.get(id(var))
+        name = printer.names.define(var, buffer.name if buffer is not None else None)
+        dtype = buffer.dtype if buffer is not None else workspace_dtypes[id(var)]
+        printer.pointer_types[id(var)] = dtype.element_of()
+        const = "" if id(var) in written else "const "
+        params.append(f"{const}{printer.type_name(dtype)}*{restrict} {name}")
+    for param in func.params:  # a buffer parameter may also be referred to by its handle
+        buffer = func.buffer_map.get(param)
+        if buffer is not None and printer.names.lookup(buffer.data) is not None:
+            printer.names.alias(param, printer.names.lookup(buffer.data))
+    return params
+
+
+def print_kernel(printer: CUDAPrinter, func: PrimFunc, kernel: Kernel, workspaces=()) -> str:
+    """The text of one ``__global__`` function."""
+    params = ", ".join(kernel_params(printer, func, kernel, workspaces)) or "void"
+    header = (
+        f'extern "C" __global__ void __launch_bounds__({kernel.threads}) {kernel.name}({params})'
+    )
+    printer.enter(header)
+    printer.visit(kernel.body)
+    printer.level -= 1
+    printer.emit("}")
+    if printer.shared_bytes > MAX_STATIC_SHARED_BYTES:
+        raise BuildError(
+            f"kernel {kernel.name} declares {printer.shared_bytes} bytes of shared memory; "
+            f"static shared memory is limited to {MAX_STATIC_SHARED_BYTES} bytes per block "
+            "(use smaller tiles)"
+        )
+    return "\n".join(printer.lines)
+
+
+__all__ = ["CUDAPrinter", "CudaSource", "generate_cuda", "print_kernel", "DeviceFunction"]
