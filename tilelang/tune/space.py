@@ -1,0 +1,98 @@
+"""Search spaces: how a candidate schedule is drawn, and how one is mutated.
+
+A *space* is a Python function ``space(sch) -> sch`` that applies schedule primitives
+and draws its choices with ``sch.sample_perfect_tile`` / ``sch.sample_categorical``
+(SEED §3's ``stochastic_schedule_mm``), or ``"auto"`` for the generic CPU space of
+:mod:`tilelang.tune.space_cpu`.
+
+Drawing runs the space on a :class:`DecisionSchedule`, a Schedule whose sampling
+primitives take *forced decisions* by position (the k-th sampling call takes the k-th
+forced decision, when it is still valid). A random candidate forces nothing; a
+mutation forces the parent's decisions except one, which is drawn again. Running the
+space again (rather than replaying the parent's trace) keeps spaces whose structure
+depends on a decision correct.
+"""
+
+from __future__ import annotations
+
+import random
+
+from tilelang.errors import ArgumentError, ScheduleError
+from tilelang.schedule import Schedule
+from tilelang.schedule.trace import SAMPLING
+
+
+class DecisionSchedule(Schedule):
+    """A Schedule whose k-th sampling call uses ``forced[k]`` when it is not None."""
+
+    def __init__(self, mod, seed: int, forced=()):
+        super().__init__(mod, seed=seed)
+        self._forced = list(forced)
+        self._draws = 0
+
+    def _next_forced(self):
+        index, self._draws = self._draws, self._draws + 1
+        return self._forced[index] if index < len(self._forced) else None
+
+    def sample_perfect_tile(self, loop, n, max_innermost_factor=16, decision=None):
+        forced = self._next_forced() if decision is None else decision
+        if forced is not None:
+            try:
+                return super().sample_perfect_tile(loop, n, max_innermost_factor, forced)
+            except ScheduleError:
+                pass  # the forced decision does not fit this loop: draw afresh
+        return super().sample_perfect_tile(loop, n, max_innermost_factor)
+
+    def sample_categorical(self, candidates, probs, decision=None):
+        forced = self._next_forced() if decision is None else decision
+        if forced is not None:
+            try:
+                return super().sample_categorical(candidates, probs, forced)
+            except ScheduleError:
+                pass
+        return super().sample_categorical(candidates, probs)
+
+
+def resolve_space(space):
+    """The space function for ``space`` (a callable, or ``"auto"``)."""
+    if space == "auto" or space is None:
+        from tilelang.tune.space_cpu import generic_space
+
+        return generic_space
+    if callable(space):
+        return space
+    raise ArgumentError(f"space must be a function sch -> sch or 'auto', not {space!r}")
+
+
+def decisions_of(trace) -> list:
+    """The decisions of a trace's sampling instructions, in order."""
+    return [inst.decision for inst in trace.insts if inst.kind in SAMPLING]
+
+
+def apply_space(mod, space, seed: int, forced=()) -> Schedule:
+    """``space`` run on a fresh :class:`DecisionSchedule` of ``mod``.
+
+    The space may return the schedule, None (it changed ``sch`` in place) or another
+    Schedule (whose module and trace are then the candidate). Raises ScheduleError when
+    the drawn choices cannot be applied.
+    """
+    sch = DecisionSchedule(mod, seed, forced)
+    result = space(sch)
+    if result is None:
+        result = sch
+    if not isinstance(result, Schedule):
+        raise ArgumentError(
+            f"a search space must return a Schedule (or None), not {type(result).__name__}"
+        )
+    return result
+
+
+def mutate(mod, space, parent_trace, rng: random.Random) -> Schedule | None:
+    """A child of ``parent_trace``: one of its decisions drawn again, the rest kept.
+    None when the parent has no decision to change."""
+    decisions = decisions_of(parent_trace)
+    if not decisions:
+        return None
+    forced = list(decisions)
+    forced[rng.randrange(len(forced))] = None
+    return apply_space(mod, space, rng.randrange(1, 2**31), forced)
