@@ -138,10 +138,14 @@ def _index(draw, ctx: _Context, extent) -> E.PrimExpr:
     else:
         var = draw(st.sampled_from([v for v, _ in ctx.index_vars]))
         scale = draw(st.integers(1, 3))
-        base = (var if scale == 1 else var * scale) + draw(st.integers(0, 3))
+        offset = draw(st.integers(0, 3))
+        base = var if scale == 1 else var * scale
+        base = base if offset == 0 else base + offset
     if choice == 2 and isinstance(extent, E.IntImm):
         # a clamp instead of a modulo
         return op.max(op.min(base, extent.value - 1), 0)
+    if isinstance(base, E.IntImm) and isinstance(extent, E.IntImm):
+        return E.IntImm("int32", base.value % extent.value)  # the parser folds `c % e`
     return E.FloorMod(base, extent)
 
 
@@ -174,24 +178,44 @@ def _int_expr(draw, ctx: _Context, dtype: str, depth: int) -> E.PrimExpr:
     a = _int_expr(draw, ctx, dtype, depth - 1)
     if kind == "binary":
         b = _int_expr(draw, ctx, dtype, depth - 1)
-        return binary(draw(st.sampled_from(["add", "sub", "mul"])), a, b)
+        return _arith(draw(st.sampled_from(["add", "sub", "mul"])), a, b)
     if kind == "minmax":
         return binary(draw(st.sampled_from(["min", "max"])), a, _int_expr(draw, ctx, dtype, 0))
     if kind == "div":
         divisor = E.IntImm(a.dtype, draw(st.integers(1, 5)))
-        return binary(draw(st.sampled_from(["floordiv", "floormod", "div"])), a, divisor)
+        return _arith(draw(st.sampled_from(["floordiv", "floormod", "div"])), a, divisor)
     cond = _bool_expr(draw, ctx, 0)
     return E.Select(cond, a, _int_expr(draw, ctx, dtype, 0).astype(a.dtype))
 
 
 def _bool_expr(draw, ctx: _Context, depth: int) -> E.PrimExpr:
     a, b = _int_expr(draw, ctx, "int32", 1), _int_expr(draw, ctx, "int32", 0)
-    cmp = binary(draw(st.sampled_from(["lt", "le", "gt", "ge", "eq", "ne"])), a, b)
+    if _is_const(a) and _is_const(b) and ctx.index_vars:
+        a = ctx.index_vars[0][0]  # two constants would be folded by the parser
+    cmp = _arith(draw(st.sampled_from(["lt", "le", "gt", "ge", "eq", "ne"])), a, b)
+    if not cmp.dtype.is_bool():
+        cmp = E.IntImm("bool", 1)
     if depth and draw(st.booleans()):
         other = _bool_expr(draw, ctx, depth - 1)
         kind = draw(st.sampled_from(["and", "or", "not"]))
         return E.Not(cmp) if kind == "not" else (E.And if kind == "and" else E.Or)(cmp, other)
     return cmp
+
+
+_INFIX = {"add", "sub", "mul", "floordiv", "floormod", "lt", "le", "gt", "ge", "eq", "ne"}
+
+
+def _is_const(x) -> bool:
+    return isinstance(x, (E.IntImm, E.FloatImm))
+
+
+def _arith(kind: str, a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
+    """``a <kind> b``, except that an infix operator on two constants is left out:
+    the parser folds those (as TVM's operators do), so they would not round-trip."""
+    infix = kind in _INFIX or (kind == "div" and a.dtype.is_float())
+    if infix and _is_const(a) and _is_const(b):
+        return a
+    return binary(kind, a, b)
 
 
 def _clamp(x: E.PrimExpr, bound: float) -> E.PrimExpr:
@@ -211,7 +235,7 @@ def _float_expr(draw, ctx: _Context, dtype: str, depth: int) -> E.PrimExpr:
     a = _float_expr(draw, ctx, dtype, depth - 1)
     if kind == "binary":
         b = _float_expr(draw, ctx, dtype, depth - 1)
-        return binary(draw(st.sampled_from(["add", "sub", "mul"])), a, b)
+        return _arith(draw(st.sampled_from(["add", "sub", "mul"])), a, b)
     if kind == "minmax":
         return binary(draw(st.sampled_from(["min", "max"])), a, _float_expr(draw, ctx, dtype, 0))
     if kind == "math":
@@ -408,7 +432,8 @@ def _generate(draw, runnable: bool):
     if _contains_block(body):
         body = S.BlockRealize((), True, S.Block((), (), (), "root", body))
     params = [E.Var(b.name.lower(), "handle") for b in buffers]
-    func = PrimFunc(params, body, buffer_map=dict(zip(params, buffers)))
+    attrs_ = {"global_symbol": "main"}  # as the parser records a function's name
+    func = PrimFunc(params, body, buffer_map=dict(zip(params, buffers)), attrs=attrs_)
     env = {s: draw(st.integers(1, 5)) for s in used_sizes}
     return ProgramCase(func, env, tuple(b.name for b in inputs), tuple(b.name for b in outputs))
 
