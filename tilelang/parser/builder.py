@@ -150,7 +150,11 @@ class FunctionBuilder(StmtBuilderMixin):
         body = self.root_block(body, frame)
         attrs = dict(frame.attrs)
         attrs.setdefault("global_symbol", str(name_token))
-        func = PrimFunc(frame.params, body, None, frame.buffer_map, attrs, span=self.span(tree))
+        # buffer_map in parameter order, whether a buffer came from an annotation or
+        # from a T.match_buffer in the body (structural equality compares in order)
+        buffer_map = {p: frame.buffer_map[p] for p in frame.params if p in frame.buffer_map}
+        buffer_map.update(frame.buffer_map)
+        func = PrimFunc(frame.params, body, None, buffer_map, attrs, span=self.span(tree))
         return str(name_token), func
 
     def build_param(self, param, frame: FuncFrame) -> None:
