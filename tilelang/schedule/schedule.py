@@ -13,7 +13,15 @@ import random
 
 from tilelang.ir import stmt as S
 from tilelang.ir.function import IRModule, PrimFunc
-from tilelang.schedule import block_placement, blockize, cache, navigation, reduction, sampling
+from tilelang.schedule import (
+    block_placement,
+    blockize,
+    cache,
+    navigation,
+    reduction,
+    rfactor,
+    sampling,
+)
 from tilelang.schedule import loop_transformation as loops
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import _RV, BlockRV, ExprRV, LoopRV, Tree
@@ -368,6 +376,18 @@ class Schedule:
         self._commit(func_name, func, renames={name: update_name})
         (rv,) = self._new_blocks(func_name, [init_name])
         self._record("decompose_reduction", [("block", block), ("loop", loop)], [rv])
+        return rv
+
+    def rfactor(self, loop, factor_axis: int) -> BlockRV:
+        """Factors the reduction under ``loop`` into a block ``<name>_rf`` of partial
+        results (the loop's axis becomes spatial dimension ``factor_axis`` of
+        ``<buffer>_rf``) and a write-back block that keeps the name (see
+        :mod:`tilelang.schedule.rfactor`). Returns the rfactor block."""
+        func_name, var = self._loop(loop, "rfactor")
+        func, rf_name = rfactor.rfactor(self._mod[func_name], var, factor_axis)
+        self._commit(func_name, func)
+        (rv,) = self._new_blocks(func_name, [rf_name])
+        self._record("rfactor", [("loop", loop), ("factor_axis", factor_axis)], [rv])
         return rv
 
     def blockize(self, target, preserve_unit_iters: bool = True) -> BlockRV:

@@ -1,0 +1,354 @@
+"""rfactor: a reduction split into independent partial reductions over a new
+spatial axis, and a block that combines them.
+
+Before / after ``rfactor(k_1, 0)`` on ``C[vi] += A[vi, vk]`` with ``k`` split by 4::
+
+    for i, k_0, k_1 in T.grid(8, 4, 4):      C_rf = T.alloc_buffer((4, 8))
+        with T.block("C"):                   for i, k_0, k_1 in T.grid(8, 4, 4):
+            vi = T.axis.spatial(8, i)            with T.block("C_rf"):
+            vk = T.axis.reduce(16, ...)              vk_1, vi, vk_0 = T.axis.remap("SSR", ...)
+            with T.init():                           with T.init():
+                C[vi] = T.float32(0)                     C_rf[vk_1, vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk]                C_rf[vk_1, vi] = C_rf[vk_1, vi] + A[...]
+                                             for i, k_1 in T.grid(8, 4):
+                                                 with T.block("C"):
+                                                     vi, vk_1 = T.axis.remap("SR", [i, k_1])
+                                                     with T.init():
+                                                         C[vi] = T.float32(0)
+                                                     C[vi] = C[vi] + C_rf[vk_1, vi]
+
+The partial results live in ``<buffer>_rf``: the written buffer's shape with the
+factored loop's extent inserted at ``factor_axis``. Since the factored axis is
+spatial in ``<block>_rf``, its loop can then be parallelised or vectorised.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from tilelang.ir import expr as E
+from tilelang.ir import stmt as S
+from tilelang.ir.buffer import Range, decl_buffer
+from tilelang.ir.functor import post_order_visit, substitute
+from tilelang.ir.structural import structural_equal
+from tilelang.schedule.arith import const_value, uses_any
+from tilelang.schedule.block_placement import _with_regions
+from tilelang.schedule.cache import rewrite_stmt
+from tilelang.schedule.common import block_subject, find_loop, fresh_name, loop_subject
+from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.state import Tree, rewrite
+
+#: commutative, associative combiners rfactor can split: node type -> identity kind
+COMBINERS = {E.Add: "zero", E.Mul: "one", E.Min: "highest", E.Max: "lowest"}
+
+
+def rfactor(func, loop_var, factor_axis: int):
+    """Factors the reduction of the single block under loop ``loop_var`` along that
+    loop (see the module docstring). Returns ``(new_func, rf_block_name)``; the
+    original block name now names the write-back block."""
+    tree = Tree(func)
+    loop = find_loop(tree, loop_var, "rfactor")
+    realize = _single_block(tree, loop)
+    subject = block_subject(realize)
+    block = realize.block
+    store, combiner, value = _match_reduction(subject, realize)
+    loops = tree.loops_above(realize)
+    _check_loops(subject, realize, loops, loop)
+    ndim = len(store.buffer.shape)
+    if not isinstance(factor_axis, int) or isinstance(factor_axis, bool):
+        raise schedule_error("rfactor", subject, f"factor_axis {factor_axis!r} is not an int")
+    if not -(ndim + 1) <= factor_axis <= ndim:
+        raise schedule_error(
+            "rfactor",
+            subject,
+            f"factor_axis {factor_axis} is out of range for the {ndim + 1}-d buffer "
+            f"{store.buffer.name}_rf",
+        )
+    axis = factor_axis % (ndim + 1)
+
+    rf_name = fresh_name(set(tree.realizes), f"{block.name_hint}_rf")
+    shape = list(store.buffer.shape)
+    shape.insert(axis, loop.extent)
+    rf_buffer = decl_buffer(
+        tuple(shape),
+        store.buffer.dtype,
+        fresh_name(_buffer_names(tree), f"{store.buffer.name}_rf"),
+        scope=store.buffer.scope,
+    )
+
+    rf_realize, rf_var = _rf_block(
+        rf_name, realize, loops, loop, store, combiner, value, rf_buffer, axis
+    )
+    wb_nest = _write_back(realize, loops, loop, store, combiner, rf_buffer, rf_var, axis)
+    top = loops[0]
+    rf_nest = rewrite_stmt(top, {id(realize): rf_realize})
+    func = rewrite(func, {id(top): S.seq_stmt(rf_nest, wb_nest)})
+    return _allocate(func, tree.scope_realize(realize), rf_buffer), rf_name
+
+
+def _buffer_names(tree) -> set:
+    """Names of the function's buffers (blocks have their own namespace, so the
+    block ``C_rf`` and the buffer ``C_rf`` may coexist, as in TVM)."""
+    names = {b.name for b in tree.func.buffer_map.values()}
+    for realizes in tree.realizes.values():
+        for r in realizes:
+            names.update(b.name for b in r.block.alloc_buffers)
+    return names
+
+
+def _single_block(tree, loop):
+    under = tree.blocks_under(loop)
+    if len(under) != 1:
+        names = ", ".join(repr(r.block.name_hint) for r in under) or "none"
+        raise schedule_error(
+            "rfactor",
+            loop_subject(loop),
+            f"needs exactly one block under the loop; found {names}",
+            loop,
+        )
+    return under[0]
+
+
+def _match_reduction(subject, realize):
+    """``(store, combiner type, the value combined in)`` of a reduction block
+    ``B[idx] = combiner(B[idx], value)`` whose init stores the combiner's identity."""
+    block = realize.block
+    if block.init is None:
+        raise schedule_error("rfactor", subject, "has no T.init(); not a reduction", realize)
+    if block.alloc_buffers or block.match_buffers:
+        raise schedule_error(
+            "rfactor", subject, "blocks that allocate or match buffers are not supported", realize
+        )
+    store = block.body
+    if not isinstance(store, S.BufferStore):
+        raise schedule_error(
+            "rfactor", subject, "the body must be a single buffer store B[...] = ...", realize
+        )
+    combiner = type(store.value)
+    if combiner not in COMBINERS:
+        raise schedule_error(
+            "rfactor",
+            subject,
+            "the update is not a +, *, T.min or T.max of the stored element",
+            realize,
+        )
+    value = _other_operand(store)
+    if value is None or _reads(value, store.buffer):
+        raise schedule_error(
+            "rfactor",
+            subject,
+            f"the update must combine {store.buffer.name}[...] with a value that does not "
+            f"read {store.buffer.name}",
+            realize,
+        )
+    init = block.init
+    if (
+        not isinstance(init, S.BufferStore)
+        or init.buffer is not store.buffer
+        or not _same_indices(init.indices, store.indices)
+        or not _is_identity(init.value, COMBINERS[combiner])
+    ):
+        raise schedule_error(
+            "rfactor",
+            subject,
+            f"the init must store the identity of the combiner ({COMBINERS[combiner]}) "
+            "to the updated element",
+            realize,
+        )
+    reduce_vars = [iv.var for iv in block.iter_vars if iv.iter_type != S.IterVar.DataPar]
+    if any(uses_any(index, reduce_vars) for index in store.indices):
+        raise schedule_error(
+            "rfactor", subject, "the stored index depends on a reduction iterator", realize
+        )
+    return store, combiner, value
+
+
+def _other_operand(store):
+    """The operand of the update that is not a load of the stored element."""
+    for mine, other in ((store.value.a, store.value.b), (store.value.b, store.value.a)):
+        if (
+            isinstance(mine, E.BufferLoad)
+            and mine.buffer is store.buffer
+            and _same_indices(mine.indices, store.indices)
+        ):
+            return other
+    return None
+
+
+def _same_indices(a, b) -> bool:
+    return len(a) == len(b) and all(structural_equal(x, y) for x, y in zip(a, b))
+
+
+def _reads(expr, buffer) -> bool:
+    found = []
+    post_order_visit(
+        expr,
+        lambda n: found.append(n) if isinstance(n, E.BufferLoad) and n.buffer is buffer else None,
+    )
+    return bool(found)
+
+
+def _is_identity(value, kind: str) -> bool:
+    if not isinstance(value, (E.IntImm, E.FloatImm)):
+        return False
+    if kind in ("zero", "one"):
+        return value.value == (0 if kind == "zero" else 1)
+    dtype = np.dtype(str(value.dtype))
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    limits = {"lowest": (info.min, -np.inf), "highest": (info.max, np.inf)}[kind]
+    return any(value.value == limit for limit in limits)
+
+
+def _check_loops(subject, realize, loops, loop):
+    """The factored loop carries only reduction iterators, no loop carries both kinds,
+    and the nest is simple enough to copy for the write-back block."""
+    block = realize.block
+    spatial = [
+        v
+        for iv, v in zip(block.iter_vars, realize.iter_values)
+        if iv.iter_type == S.IterVar.DataPar
+    ]
+    reduce = [
+        v
+        for iv, v in zip(block.iter_vars, realize.iter_values)
+        if iv.iter_type != S.IterVar.DataPar
+    ]
+    name = loop.loop_var.name
+    if not any(uses_any(v, [loop.loop_var]) for v in reduce):
+        raise schedule_error(
+            "rfactor", subject, f"loop {name} is not a reduction loop of the block", loop
+        )
+    for lp in loops:
+        if any(uses_any(v, [lp.loop_var]) for v in spatial) and any(
+            uses_any(v, [lp.loop_var]) for v in reduce
+        ):
+            raise schedule_error(
+                "rfactor",
+                subject,
+                f"loop {lp.loop_var.name} carries both spatial and reduction iterators",
+                realize,
+            )
+    if not isinstance(realize.predicate, E.IntImm) or not realize.predicate.value:
+        raise schedule_error(
+            "rfactor", subject, "blocks with a T.where predicate are not supported", realize
+        )
+    if const_value(loop.min) != 0 or loop.step is not None:
+        raise schedule_error(
+            "rfactor", subject, f"loop {name} must start at 0 with unit step", loop
+        )
+
+
+def _rf_block(rf_name, realize, loops, loop, store, combiner, value, rf_buffer, axis):
+    """The block computing partial results into ``rf_buffer``, and its new spatial
+    iterator for the factored loop."""
+    block = realize.block
+    rf_loop = loop.loop_var
+    rf_iv = S.IterVar(
+        Range(0, loop.extent), E.Var(f"v{rf_loop.name}", rf_loop.dtype), S.IterVar.DataPar
+    )
+    ivs, values, vmap = [rf_iv], [rf_loop], {}
+    spatial, reduce, loop_iters = [], [], {id(rf_loop): rf_iv.var}
+    for iv, binding in zip(block.iter_vars, realize.iter_values):
+        if iv.iter_type == S.IterVar.DataPar or not uses_any(binding, [rf_loop]):
+            new = attrs.evolve(iv, var=E.Var(iv.var.name, iv.var.dtype))
+            vmap[iv.var] = new.var
+            (spatial if iv.iter_type == S.IterVar.DataPar else reduce).append((new, binding))
+            continue
+        # an iterator the factored loop feeds is replaced by its binding, with one
+        # iterator per loop it reads (the factored one spatial, the others reduce)
+        for lp in loops:
+            if (
+                lp is not loop
+                and uses_any(binding, [lp.loop_var])
+                and id(lp.loop_var) not in loop_iters
+            ):
+                new_iv = S.IterVar(
+                    Range(lp.min, lp.extent),
+                    E.Var(f"v{lp.loop_var.name}", lp.loop_var.dtype),
+                    S.IterVar.CommReduce,
+                )
+                loop_iters[id(lp.loop_var)] = new_iv.var
+                reduce.append((new_iv, lp.loop_var))
+        vmap[iv.var] = substitute(binding, lambda v: loop_iters.get(id(v)))
+    for new, binding in spatial + reduce:
+        ivs.append(new)
+        values.append(binding)
+    rf_indices = list(substitute(i, vmap) for i in store.indices)
+    rf_indices.insert(axis, rf_iv.var)
+    load = E.BufferLoad(rf_buffer, tuple(rf_indices))
+    body = S.BufferStore(rf_buffer, combiner(load, substitute(value, vmap)), tuple(rf_indices))
+    init = S.BufferStore(rf_buffer, block.init.value, tuple(rf_indices))
+    rf = _with_regions(
+        attrs.evolve(
+            block,
+            iter_vars=tuple(ivs),
+            name_hint=rf_name,
+            body=body,
+            init=init,
+            reads=(),
+            writes=(),
+        )
+    )
+    return S.BlockRealize(tuple(values), realize.predicate, rf), rf_iv.var
+
+
+def _write_back(realize, loops, loop, store, combiner, rf_buffer, rf_var, axis):
+    """The block (under copies of the spatial loops and the factored loop) that
+    combines the partial results into the original buffer."""
+    block = realize.block
+    spatial = [
+        (iv, v)
+        for iv, v in zip(block.iter_vars, realize.iter_values)
+        if iv.iter_type == S.IterVar.DataPar
+    ]
+    kept = [lp for lp in loops if lp is loop or any(uses_any(v, [lp.loop_var]) for _, v in spatial)]
+    loop_map = {lp.loop_var: E.Var(lp.loop_var.name, lp.loop_var.dtype) for lp in kept}
+    ivs, values, vmap = [], [], {}
+    for iv, binding in spatial:
+        new = attrs.evolve(iv, var=E.Var(iv.var.name, iv.var.dtype))
+        vmap[iv.var] = new.var
+        ivs.append(new)
+        values.append(substitute(binding, loop_map))
+    rf_iv = S.IterVar(Range(0, loop.extent), E.Var(rf_var.name, rf_var.dtype), S.IterVar.CommReduce)
+    ivs.append(rf_iv)
+    values.append(loop_map[loop.loop_var])
+    indices = tuple(substitute(i, vmap) for i in store.indices)
+    rf_indices = list(indices)
+    rf_indices.insert(axis, rf_iv.var)
+    update = combiner(
+        E.BufferLoad(store.buffer, indices), E.BufferLoad(rf_buffer, tuple(rf_indices))
+    )
+    wb = _with_regions(
+        attrs.evolve(
+            block,
+            iter_vars=tuple(ivs),
+            body=S.BufferStore(store.buffer, update, indices),
+            init=substitute(block.init, vmap),
+            reads=(),
+            writes=(),
+        )
+    )
+    stmt = S.BlockRealize(tuple(values), E.IntImm("bool", 1), wb)
+    for lp in reversed(kept):
+        # the factored loop now carries a reduction: it must run serially
+        serial = lp is loop
+        stmt = attrs.evolve(
+            lp,
+            loop_var=loop_map[lp.loop_var],
+            body=stmt,
+            kind=S.ForKind.SERIAL if serial else lp.kind,
+            thread_binding=None if serial else lp.thread_binding,
+            annotations={},
+        )
+    return stmt
+
+
+def _allocate(func, scope, buffer):
+    """``func`` with ``buffer`` allocated in the scope block (a new root if none)."""
+    if scope is None:
+        root = S.Block((), (), (), "root", func.body, alloc_buffers=(buffer,))
+        return func.with_body(S.BlockRealize((), E.IntImm("bool", 1), root))
+    scope = Tree(func).realizes[scope.block.name_hint][0]
+    block = attrs.evolve(scope.block, alloc_buffers=(*scope.block.alloc_buffers, buffer))
+    return rewrite(func, {id(scope.block): block})
