@@ -21,7 +21,7 @@ import attrs
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.functor import post_order_visit
+from tilelang.ir.functor import StmtExprVisitor, post_order_visit
 from tilelang.ir.structural import structural_equal
 
 THREAD_AXES = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
@@ -170,8 +170,6 @@ def _launch_dims(body, name: str, host_vars: set) -> tuple[tuple, tuple]:
     extents: dict[str, E.PrimExpr] = {}
 
     def visit(node):
-        if not (isinstance(node, S.For) and node.kind is S.ForKind.THREAD_BINDING):
-            return
         axis = node.thread_binding
         if axis not in THREAD_AXES + BLOCK_AXES:
             raise BuildError(
@@ -188,7 +186,8 @@ def _launch_dims(body, name: str, host_vars: set) -> tuple[tuple, tuple]:
                 "every loop bound to one thread axis must have the same extent"
             )
 
-    post_order_visit(body, visit)
+    for loop in _bound_loops(body):  # outermost first, for the messages
+        visit(loop)
     block = []
     for axis in THREAD_AXES:
         extent = extents.get(axis, E.IntImm("int32", 1))
@@ -215,6 +214,20 @@ def _launch_dims(body, name: str, host_vars: set) -> tuple[tuple, tuple]:
             )
         grid.append(extent)
     return tuple(grid), tuple(block)
+
+
+def _bound_loops(stmt) -> list:
+    """The thread-bound loops in ``stmt``, in pre-order."""
+    found = []
+
+    class Finder(StmtExprVisitor):
+        def visit_for(self, op):
+            if op.kind is S.ForKind.THREAD_BINDING:
+                found.append(op)
+            self.generic_visit(op)
+
+    Finder().visit(stmt)
+    return found
 
 
 def _show(expr) -> str:
