@@ -33,6 +33,7 @@ from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
 from tilelang.parser.diagnostics import TIRLocatedTypeError
 from tilelang.parser.expr_builder import ExprBuilder, Namespace, describe
+from tilelang.parser.positions import bounds, bounds_between
 from tilelang.parser.scope import MISSING, ScopeStack
 from tilelang.parser.stmt_builder import FuncFrame, StmtBuilderMixin, statements_of
 
@@ -79,15 +80,14 @@ class FunctionBuilder(StmtBuilderMixin):
 
     # ------------------------------------------------------------- utilities
 
-    def span(self, tree) -> Span | None:
-        meta = getattr(tree, "meta", tree)
-        line = getattr(meta, "line", None)
-        if line is None:
+    def span(self, tree, last=None) -> Span | None:
+        """The span of ``tree`` (through ``last`` when given)."""
+        found = bounds(tree) if last is None else bounds_between(tree, last)
+        if found is None:
             return None
+        line, column, end_line, end_column = found
         offset = self.source.line_offset
-        return Span(
-            self.source.path, line + offset, meta.column, meta.end_line + offset, meta.end_column
-        )
+        return Span(self.source.path, line + offset, column, end_line + offset, end_column)
 
     def error(self, where, message: str, cls=None):
         """A located error to raise."""

@@ -80,43 +80,32 @@ def call_value(ctx, callee, tree, arguments):
 def call_function(ctx, entry: F.TIRFunction, tree, arguments=None, values=None):
     """Binds the call's arguments to the entry's signature, evaluates them (regions
     where the entry asks for them) and calls it; errors point at the argument."""
-    if values is not None:
+    evaluated = values is not None
+    if evaluated:
         arg_trees, kw_trees = list(values), {}
     else:
         arg_trees, kw_trees = split_arguments(ctx, arguments)
     try:
-        bound = entry.bind(arg_trees, kw_trees)
+        named, extra = entry.bind(arg_trees, kw_trees)
     except TypeError as exc:
         raise ctx.error(tree, f"T.{entry.name}: {exc}") from None
-    evaluated, trees = {}, {}
-    for name, given in bound.arguments.items():
-        kind = entry.signature.parameters[name].kind
-        if kind == kind.VAR_POSITIONAL:
-            evaluated[name] = tuple([_argument(ctx, entry, name, t, values) for t in given])
-            trees[name] = given[0] if given else tree
-        elif kind == kind.VAR_KEYWORD:
-            evaluated[name] = {k: _argument(ctx, entry, name, t, values) for k, t in given.items()}
-            trees[name] = tree
-        else:
-            evaluated[name] = _argument(ctx, entry, name, given, values)
-            trees[name] = given
-    for name, value in evaluated.items():
-        bound.arguments[name] = value
-    args, kwargs = bound.args, dict(bound.kwargs)
-    if entry.takes_span:
-        kwargs["span"] = ctx.span(tree)
+    values = {name: _argument(ctx, entry, name, given, evaluated) for name, given in named.items()}
+    extra_values = [_argument(ctx, entry, entry.var_positional, t, evaluated) for t in extra]
     try:
-        return entry.impl(*args, **kwargs)
+        return entry.call(values, extra_values, ctx.span(tree))
     except F.ArgError as exc:
-        where = trees.get(exc.param, tree) if exc.param else tree
-        where = where if isinstance(where, Tree) or hasattr(where, "line") else tree
+        where = named.get(exc.param) if exc.param else None
+        if where is None and exc.param == entry.var_positional and extra:
+            where = extra[0]
+        if evaluated or where is None:
+            where = tree
         raise ctx.error(where, f"T.{entry.name}: {exc.message}") from None
     except (TIRTypeError, DataTypeError) as exc:
         raise ctx.error(tree, f"T.{entry.name}: {exc}", cls=ctx.type_error_cls) from None
 
 
-def _argument(ctx, entry, name, tree, values):
-    if values is not None:  # already evaluated (T.Buffer[...] subscripts)
+def _argument(ctx, entry, name, tree, evaluated: bool):
+    if evaluated:  # already evaluated (T.Buffer[...] subscripts)
         return tree
     if name in entry.regions:
         return ctx.exprs.region(tree)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from tilelang.errors import TIRSyntaxError, TIRTypeError
+from tilelang.parser.positions import bounds
 
 
 class TIRLocatedTypeError(TIRSyntaxError, TIRTypeError):
@@ -45,11 +46,10 @@ def location_of(where) -> tuple:
         return None, None, 1
     if isinstance(where, tuple):
         return where[0], where[1], where[2] if len(where) > 2 else 1
-    meta = getattr(where, "meta", where)  # a Tree has .meta; a Token has the fields
-    if getattr(meta, "empty", False) or getattr(meta, "line", None) is None:
+    found = bounds(where)
+    if found is None:
         return None, None, 1
-    line, column = meta.line, meta.column
-    end_line, end_column = getattr(meta, "end_line", None), getattr(meta, "end_column", None)
+    line, column, end_line, end_column = found
     if end_line == line and end_column and end_column > column:
         return line, column, end_column - column
     return line, column, 1

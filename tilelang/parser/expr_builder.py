@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import difflib
 import numbers
-import operator
 
 from lark import Token, Tree
 
@@ -21,10 +20,8 @@ from tilelang.ir import (
     Buffer,
     BufferLoad,
     BufferRegion,
-    FloatImm,
     IntImm,
     Let,
-    Not,
     PrimExpr,
     Ramp,
     Range,
@@ -33,33 +30,12 @@ from tilelang.ir import (
     const,
     convert,
 )
-from tilelang.ir import op as ops
-from tilelang.ir.convert import as_bool, binary, logical
+from tilelang.ir.convert import as_bool, match_types
 from tilelang.ir.dtype import DataType, is_valid_dtype
+from tilelang.parser import operators
 from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
 from tilelang.parser.simplify import extent_of
-
-_ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "floormod"}
-_PY_ARITH = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-    "/": operator.truediv,
-    "//": operator.floordiv,
-    "%": operator.mod,
-    "<<": operator.lshift,
-    ">>": operator.rshift,
-}
-_COMPARE = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
-_PY_COMPARE = {
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-    "==": operator.eq,
-    "!=": operator.ne,
-}
 
 
 class Namespace:
@@ -168,89 +144,15 @@ class ExprBuilder:
 
     # ------------------------------------------------------------- operators
 
-    def eval_arith(self, tree):
-        children = tree.children
-        value = self.eval(children[0])
-        for index in range(1, len(children), 2):
-            op_token, rhs_tree = children[index], children[index + 1]
-            rhs = self.eval(rhs_tree)
-            value = self.arith(str(op_token), value, rhs, tree, op_token)
-        return value
+    def eval_binexpr(self, tree):
+        return operators.evaluate_binexpr(self, tree)
 
-    def arith(self, op, lhs, rhs, tree, op_token):
-        if _is_number(lhs) and _is_number(rhs):
-            try:
-                return _PY_ARITH[op](lhs, rhs)
-            except (ZeroDivisionError, OverflowError, ValueError) as exc:
-                raise self.ctx.error(
-                    op_token, f"cannot compute {lhs!r} {op} {rhs!r}: {exc}"
-                ) from None
-        self.check_operand(lhs, tree)
-        self.check_operand(rhs, tree)
-        span = self.span(tree)
-        if op in ("<<", ">>"):
-            name = "shift_left" if op == "<<" else "shift_right"
-            return self.ctx.guard(
-                op_token, lambda: ops.call_intrin(name, *_match(lhs, rhs), span=span)
-            )
-        return self.ctx.guard(op_token, binary, _ARITH[op], lhs, rhs, span)
+    def eval_prefix(self, tree):
+        return operators.evaluate_binexpr(self, Tree("binexpr", [tree], tree.meta))
 
-    def check_operand(self, value, tree):
+    def check_operand(self, value, where):
         if not isinstance(value, (PrimExpr, numbers.Number)):
-            raise self.ctx.error(tree, f"cannot use {describe(value)} in arithmetic")
-
-    def eval_unary(self, tree):
-        op, operand_tree = str(tree.children[0]), tree.children[1]
-        value = self.eval(operand_tree)
-        if _is_number(value):
-            return {"-": operator.neg, "+": operator.pos, "~": operator.invert}[op](value)
-        self.check_operand(value, tree)
-        if op == "+":
-            return value
-        if op == "~":
-            return self.ctx.guard(tree, ops.call_intrin, "bitwise_not", value)
-        if isinstance(value, IntImm) and not value.dtype.is_bool():
-            return IntImm(value.dtype, -value.value, span=self.span(tree))
-        if isinstance(value, FloatImm):
-            return FloatImm(value.dtype, -value.value, span=self.span(tree))
-        return self.ctx.guard(tree, binary, "sub", 0, value, self.span(tree))
-
-    def eval_power(self, tree):
-        base, exponent = self.eval(tree.children[0]), self.eval(tree.children[1])
-        if _is_number(base) and _is_number(exponent):
-            try:
-                return base**exponent
-            except (OverflowError, ZeroDivisionError) as exc:
-                raise self.ctx.error(
-                    tree, f"cannot compute {base!r} ** {exponent!r}: {exc}"
-                ) from None
-        return self.ctx.guard(tree, ops.pow, *_match(base, exponent))
-
-    def eval_comparison(self, tree):
-        children = tree.children
-        lhs = self.eval(children[0])
-        result = None
-        for index in range(1, len(children), 2):
-            op = str(children[index])
-            rhs = self.eval(children[index + 1])
-            if _is_number(lhs) and _is_number(rhs):
-                part = _PY_COMPARE[op](lhs, rhs)
-            else:
-                self.check_operand(lhs, tree)
-                self.check_operand(rhs, tree)
-                part = self.ctx.guard(
-                    children[index], binary, _COMPARE[op], lhs, rhs, self.span(tree)
-                )
-            result = part if result is None else self.logic("and", result, part, tree)
-            lhs = rhs
-        return result
-
-    def logic(self, op, lhs, rhs, tree):
-        if isinstance(lhs, bool) and isinstance(rhs, bool):
-            return (lhs and rhs) if op == "and" else (lhs or rhs)
-        lhs, rhs = self.condition(lhs, tree), self.condition(rhs, tree)
-        node = binary_logic(op)
-        return self.ctx.guard(tree, lambda: node(lhs, rhs, span=self.span(tree)))
+            raise self.ctx.error(where, f"cannot use {describe(value)} in arithmetic")
 
     def condition(self, value, tree) -> PrimExpr:
         """``value`` as a bool expression, or a located type error."""
@@ -259,49 +161,6 @@ class ExprBuilder:
         if not isinstance(value, PrimExpr):
             raise self.ctx.error(tree, f"expected a condition, got {describe(value)}")
         return self.ctx.guard(tree, as_bool, value)
-
-    def eval_and_test(self, tree):
-        return self._fold_logic("and", tree)
-
-    def eval_or_test(self, tree):
-        return self._fold_logic("or", tree)
-
-    def _fold_logic(self, op, tree):
-        value = self.eval(tree.children[0])
-        for child in tree.children[1:]:
-            value = self.logic(op, value, self.eval(child), tree)
-        return value
-
-    def eval_not_test(self, tree):
-        value = self.eval(tree.children[0])
-        if isinstance(value, bool):
-            return not value
-        return Not(self.condition(value, tree), span=self.span(tree))
-
-    def eval_bitor(self, tree):
-        return self._fold_bitwise("or", tree)
-
-    def eval_bitand(self, tree):
-        return self._fold_bitwise("and", tree)
-
-    def eval_bitxor(self, tree):
-        return self._fold_bitwise("xor", tree)
-
-    def _fold_bitwise(self, op, tree):
-        value = self.eval(tree.children[0])
-        for child in tree.children[1:]:
-            rhs = self.eval(child)
-            if _is_number(value) and _is_number(rhs):
-                value = {"or": operator.or_, "and": operator.and_, "xor": operator.xor}[op](
-                    value, rhs
-                )
-            elif op == "xor":
-                value = self.ctx.guard(tree, ops.call_intrin, "bitwise_xor", *_match(value, rhs))
-            else:
-                self.check_operand(value, tree)
-                self.check_operand(rhs, tree)
-                value = self.ctx.guard(tree, logical, op, value, rhs, self.span(tree))
-        return value
 
     # ------------------------------------------------------ names and access
 
@@ -419,7 +278,7 @@ class ExprBuilder:
             raise self.ctx.error(tree, "a slice needs both bounds (lo:hi)")
         lo, hi = self.index(lo_tree), self.index(hi_tree)
         if lo.dtype != hi.dtype:
-            lo, hi = _match(lo, hi)
+            lo, hi = self.ctx.guard(tree, match_types, lo, hi)
         return lo, hi
 
     def buffer_load(self, buffer, subscripts, tree):
@@ -487,18 +346,6 @@ class SpecialName:
 
     def __repr__(self):
         return f"T.{self.name}"
-
-
-def binary_logic(op):
-    from tilelang.ir import And, Or
-
-    return And if op == "and" else Or
-
-
-def _match(a, b):
-    from tilelang.ir.convert import match_types
-
-    return match_types(a, b)
 
 
 def describe(value) -> str:

@@ -51,7 +51,8 @@ def get_parser() -> Lark:
         parser="lalr",
         lexer="contextual",
         postlex=TIRIndenter(),
-        propagate_positions=True,
+        # positions are read from tokens on demand (see tilelang.parser.positions)
+        propagate_positions=False,
         maybe_placeholders=True,
         cache=_cache_path(),
     )

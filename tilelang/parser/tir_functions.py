@@ -48,20 +48,66 @@ class ArgError(Exception):
 
 @attrs.frozen
 class TIRFunction:
-    """One ``T.<name>`` entry."""
+    """One ``T.<name>`` entry: the builder function and its parameters, read once from
+    its signature (``inspect.Signature.bind`` per call would dominate parse time)."""
 
     name: str
     impl: object
-    regions: frozenset = frozenset()
-    signature: object = None
-    takes_span: bool = False
+    regions: frozenset
+    positional: tuple  # names of positional-or-keyword parameters, in order
+    defaults: dict  # name -> default value
+    var_positional: str | None
+    keyword_only: tuple
+    takes_span: bool
 
-    def bind(self, args, kwargs):
-        """The call's arguments (trees) bound to parameter names; TypeError when they
-        do not fit."""
-        if "span" in kwargs:
-            raise TypeError("got an unexpected keyword argument 'span'")
-        return self.signature.bind(*args, **kwargs)
+    @staticmethod
+    def of(name: str, impl, regions=()) -> TIRFunction:
+        params = inspect.signature(impl).parameters.values()
+        kinds = inspect.Parameter
+        return TIRFunction(
+            name,
+            impl,
+            frozenset(regions),
+            tuple(p.name for p in params if p.kind == kinds.POSITIONAL_OR_KEYWORD),
+            {p.name: p.default for p in params if p.default is not kinds.empty},
+            next((p.name for p in params if p.kind == kinds.VAR_POSITIONAL), None),
+            tuple(p.name for p in params if p.kind == kinds.KEYWORD_ONLY and p.name != "span"),
+            any(p.name == "span" for p in params),
+        )
+
+    def bind(self, args: list, kwargs: dict) -> tuple[dict, list]:
+        """``(named, extra)``: the argument trees by parameter name, and the trees taken
+        by ``*args``. Raises TypeError, worded like Python's, when they do not fit."""
+        named, extra = {}, []
+        for index, arg in enumerate(args):
+            if index < len(self.positional):
+                named[self.positional[index]] = arg
+            elif self.var_positional is not None:
+                extra.append(arg)
+            else:
+                limit = len(self.positional)
+                raise TypeError(
+                    f"takes {limit} positional argument{'s' if limit != 1 else ''} "
+                    f"but {len(args)} were given"
+                )
+        for key, arg in kwargs.items():
+            if key in named:
+                raise TypeError(f"got multiple values for argument '{key}'")
+            if key not in self.positional and key not in self.keyword_only:
+                raise TypeError(f"got an unexpected keyword argument '{key}'")
+            named[key] = arg
+        missing = [p for p in self.positional if p not in named and p not in self.defaults]
+        if missing:
+            raise TypeError(f"missing a required argument: '{missing[0]}'")
+        return named, extra
+
+    def call(self, values: dict, extra: list, span):
+        """Calls the builder with evaluated arguments (defaults fill the gaps)."""
+        args = [values.get(p, self.defaults.get(p)) for p in self.positional]
+        kwargs = {k: values[k] for k in self.keyword_only if k in values}
+        if self.takes_span:
+            kwargs["span"] = span
+        return self.impl(*args, *extra, **kwargs)
 
 
 @attrs.frozen
@@ -79,13 +125,8 @@ def tir_function(*names, regions=()):
     """Registers the decorated function under ``T.<name>`` for each name."""
 
     def register(impl):
-        signature = inspect.signature(impl)
-        takes_span = "span" in signature.parameters
-        signature = signature.replace(
-            parameters=[p for p in signature.parameters.values() if p.name != "span"]
-        )
         for name in names:
-            TABLE[name] = TIRFunction(name, impl, frozenset(regions), signature, takes_span)
+            TABLE[name] = TIRFunction.of(name, impl, regions)
         return impl
 
     return register

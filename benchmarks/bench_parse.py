@@ -1,0 +1,112 @@
+"""Parser speed: warm parse of mm_relu, generated files of 1k/10k/100k lines, and the
+cold ``tilec samples/mm_relu.tir --emit tir`` process.
+
+    python benchmarks/bench_parse.py            # all figures
+    python benchmarks/bench_parse.py --quick    # skip the 100k-line file
+
+Bars: mm_relu warm <= 15 ms, 10k lines <= 2 s, linear growth, cold tilec <= 0.4 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import tilelang
+
+ROOT = Path(__file__).resolve().parent.parent
+MM_RELU = ROOT / "samples" / "mm_relu.tir"
+
+_HEADER = """from tvm.script import tir as T
+
+
+@T.prim_func
+def generated(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+              C: T.Buffer((128, 128), "float32")):
+    T.func_attr({"global_symbol": "generated", "tir.noalias": True})
+"""
+
+# mm_relu's body, 22 lines per unit, with fresh buffer and block names.
+_UNIT = """    Y{n} = T.alloc_buffer((128, 128), "float32")
+    for i, j, k in T.grid(128, 128, 128):
+        with T.block("Y{n}"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            T.reads(A[vi, vk], B[vk, vj])
+            T.writes(Y{n}[vi, vj])
+            with T.init():
+                Y{n}[vi, vj] = T.float32(0)
+            Y{n}[vi, vj] = Y{n}[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(128, 128):
+        with T.block("C{n}"):
+            vi = T.axis.spatial(128, i)
+            vj = T.axis.spatial(128, j)
+            T.reads(Y{n}[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = T.max(Y{n}[vi, vj], T.float32(0))
+    for i in range(128):
+        with T.block("D{n}"):
+            vi = T.axis.spatial(128, i)
+            x: T.float32 = C[vi, vi] * T.float32(2)
+            if vi < 64:
+                C[vi, vi] = x + T.float32(1)
+"""
+_UNIT_LINES = _UNIT.count("\n")
+
+
+def generated_program(lines: int) -> str:
+    """A prim_func of about ``lines`` lines of loop nests and blocks."""
+    units = max(1, (lines - 5) // _UNIT_LINES)
+    return _HEADER + "".join(_UNIT.format(n=n) for n in range(units))
+
+
+def timed(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def cold_tilec(repeat: int = 5) -> float:
+    """Median wall time of a fresh ``tilec`` process (the installed console script)."""
+    exe = shutil.which("tilec")
+    pyenv_real = Path(sys.executable).with_name("tilec")
+    if pyenv_real.exists():
+        exe = str(pyenv_real)  # skip shell shims that add their own startup time
+    command = [exe] if exe else [sys.executable, "-m", "tilelang.cli"]
+    command += [str(MM_RELU), "--emit", "tir"]
+    subprocess.run(command, check=True, capture_output=True)  # fills the grammar cache
+    return timed(lambda: subprocess.run(command, check=True, capture_output=True), repeat)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="skip the 100k-line file")
+    args = parser.parse_args()
+
+    text = MM_RELU.read_text()
+    tilelang.parse(text)
+    warm = timed(lambda: tilelang.parse(text), 101)
+    print(f"mm_relu warm parse: {warm * 1e3:.2f} ms (median of 101; bar 15 ms)")
+
+    sizes = (1_000, 10_000) if args.quick else (1_000, 10_000, 100_000)
+    for size in sizes:
+        program = generated_program(size)
+        count = program.count("\n")
+        seconds = timed(lambda p=program: tilelang.parse(p), 3 if size <= 10_000 else 1)
+        print(f"{count:>7} lines: {seconds:.3f} s, {count / seconds:,.0f} lines/s")
+
+    cold = cold_tilec()
+    print(f"cold `tilec samples/mm_relu.tir --emit tir`: {cold:.3f} s (median of 5; bar 0.4 s)")
+    print(f"(python {sys.version.split()[0]}, {os.cpu_count()} cpus)")
+
+
+if __name__ == "__main__":
+    main()
