@@ -55,7 +55,7 @@ class Measurer:
     ``measure(lib)`` returns ``(run_secs, None)``, or ``((), reason)`` for a candidate
     that fails or computes something else."""
 
-    def __init__(self, mod, target, seed=0, number=1, repeat=3, min_repeat_ms=20.0,
+    def __init__(self, mod, target, seed=0, number=1, repeat=5, min_repeat_ms=10.0,
                  rtol=1e-3):  # fmt: skip
         self.func_name, func = _only_prim_func(mod)
         self.target = target

@@ -40,7 +40,7 @@ MAX_DRAWS_PER_CANDIDATE = 40
 
 def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int = 0,
              work_dir=None, executor=None, num_trials_per_iter: int = 16,
-             number: int = 1, repeat: int = 3, min_repeat_ms: float = 20.0,
+             number: int = 1, repeat: int = 5, min_repeat_ms: float = 10.0,
              progress: bool = True, plot=None, stream=None) -> JSONDatabase:  # fmt: skip
     """Tune ``mod`` (one prim_func) for ``target``; returns the database.
 
@@ -122,16 +122,15 @@ class _Search:
         self.trials = len(self.records)
 
     def best_sec(self) -> float:
-        return min((r.mean_sec for r in self.records), default=math.inf)
+        return min((r.latency for r in self.records), default=math.inf)
 
     def latencies(self) -> list[float]:
-        return [r.mean_sec for r in self.records]
+        return [r.latency for r in self.records]
 
     def draw(self, count: int) -> list:
         """Up to ``count`` new candidates ``(schedule, text)``."""
-        parents = [r.as_trace() for r in sorted(self.records, key=lambda r: r.mean_sec)]
-        parents = [p for p, r in zip(parents, sorted(self.records, key=lambda r: r.mean_sec))
-                   if math.isfinite(r.mean_sec)][:TOP_K]  # fmt: skip
+        ranked = sorted(self.records, key=lambda r: r.latency)[:TOP_K]
+        parents = [r.as_trace() for r in ranked if math.isfinite(r.latency)]
         batch = []
         for _ in range(count * MAX_DRAWS_PER_CANDIDATE):
             if len(batch) == count:
