@@ -143,3 +143,35 @@ def test_relax_syntax_errors_are_located():
     )
     with pytest.raises(TIRSyntaxError, match="undefined size q"):
         tilelang.parse(bad_size)
+
+
+def _const_module(values, dtype):
+    x = relax.Var("x", Tensor((2,), "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        bb.emit_func_output(relax.const(np.array(values, dtype)))
+    return bb.get()
+
+
+@pytest.mark.parametrize(
+    ("values", "dtype"),
+    [
+        ([[1.5, -2.0, 0.0], [-0.25, 3e-8, -1e20]], "float32"),
+        ([float("inf"), -float("inf"), 1.0], "float64"),
+        ([[-3, 7], [0, -2147483648]], "int32"),
+        ([True, False], "bool"),
+        (-4.5, "float32"),
+    ],
+)
+def test_constants_print_and_parse_back(values, dtype):
+    mod = _const_module(values, dtype)
+    parsed = tilelang.parse(mod.script())
+    assert_structural_equal(parsed, mod)
+    np.testing.assert_array_equal(parsed["main"].body.body.data, np.array(values, dtype))
+
+
+def test_non_literal_constant_is_a_located_error():
+    text = _const_module([1.0, 2.0], "float32").script().replace("[1.0, 2.0]", "[1.0, x]")
+    with pytest.raises(TIRSyntaxError, match="R.const needs literal values") as info:
+        tilelang.parse(text)
+    assert "-->" in str(info.value)

@@ -5,9 +5,12 @@ weights with :func:`bind_params`, compile it with :func:`build` and run it::
 
     ex = relax.build(mod, target="c")
     vm = relax.VirtualMachine(ex, tilelang.cpu())
-    out = vm["main"](x, w0, b0, w1, b1)
+    out = vm["main"](x, w0, b0, w1, b1).numpy()
+
+PyTorch models come in through ``relax.frontend.from_fx`` (a ``torch.fx`` trace).
 """
 
+from tilelang.relax import frontend
 from tilelang.relax.block_builder import BlockBuilder
 from tilelang.relax.expr import (
     BindingBlock,
@@ -36,4 +39,5 @@ __all__ = [
     "Expr", "ExternFunc", "Function", "GlobalVar", "SeqExpr", "Tuple", "Var", "VarBinding",
     "call_dps_packed", "call_tir", "const", "StructInfo", "TensorStructInfo",
     "TupleStructInfo", "BindParams", "bind_params", "Executable", "VirtualMachine", "build",
+    "frontend",
 ]  # fmt: skip

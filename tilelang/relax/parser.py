@@ -187,21 +187,30 @@ class _Builder:
                 tree, 'R.const takes values and a dtype: R.const([1.0, 2.0], "float32")'
             )
         dtype_tree = positional[1] if len(positional) > 1 else keywords.get("dtype")
+        values = self.literal(positional[0])
         try:
-            values = ast.literal_eval(self.source_text(positional[0]))
             return const(values, None if dtype_tree is None else self.string(dtype_tree))
-        except (ValueError, SyntaxError, TypeError) as exc:
-            raise self.error(positional[0], f"R.const needs literal values: {exc}") from None
+        except (ValueError, TypeError) as exc:
+            raise self.error(positional[0], f"R.const: {exc}") from None
 
-    def source_text(self, tree) -> str:
-        lines = self.source.text.splitlines()
-        meta = tree.meta
-        if meta.line == meta.end_line:
-            return lines[meta.line - 1][meta.column - 1 : meta.end_column - 1]
-        parts = [lines[meta.line - 1][meta.column - 1 :]]
-        parts += lines[meta.line : meta.end_line - 1]
-        parts.append(lines[meta.end_line - 1][: meta.end_column - 1])
-        return "\n".join(parts)
+    def literal(self, tree):
+        """The Python value of a literal: numbers (``inf`` and ``nan`` too, as the
+        printer writes them), booleans, signs, and nested lists and tuples. Read from
+        the parse tree, so it needs no source positions."""
+        kind = tree.data if isinstance(tree, Tree) else None
+        if kind in ("list", "tuple"):
+            return [self.literal(c) for c in tree.children if c is not None]
+        if kind in ("int_lit", "float_lit"):
+            return ast.literal_eval(str(tree.children[0]))
+        if kind in ("true", "false"):
+            return kind == "true"
+        if kind == "name" and str(tree.children[0]) in ("inf", "nan"):
+            return float(str(tree.children[0]))
+        if kind in ("unary", "prefix") and str(tree.children[0]) in ("-", "+"):
+            value = self.literal(tree.children[1])
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return -value if str(tree.children[0]) == "-" else value
+        raise self.error(tree, "R.const needs literal values (numbers in nested lists)")
 
     # ------------------------------------------------------------ statements
 
