@@ -18,12 +18,22 @@ from tilelang.errors import TIRSyntaxError
 _BUILD_RECURSION_LIMIT = 12_000
 
 
-def parse(text: str, path: str | None = None, *, constants=None, line_offset=0, full_text=None):
+def parse(
+    text: str,
+    path: str | None = None,
+    *,
+    constants=None,
+    aliases=None,
+    line_offset=0,
+    column_offset=0,
+    full_text=None,
+):
     """Parse ``.tir`` text into an :class:`tilelang.ir.IRModule`.
 
-    ``constants`` maps names to Python numbers usable in the source (the decorators
-    pass the function's globals and closure); ``line_offset``/``full_text`` place an
-    extract in its file for diagnostics.
+    ``constants`` maps names to Python numbers usable in the source, and ``aliases``
+    names of the ``T``/``I`` namespaces (the decorators pass what the function's scope
+    holds); ``line_offset``/``column_offset``/``full_text`` place an extract in its file
+    for diagnostics and spans.
     """
     from lark.exceptions import LarkError
 
@@ -33,7 +43,7 @@ def parse(text: str, path: str | None = None, *, constants=None, line_offset=0, 
 
     if not isinstance(text, str):
         raise TypeError(f"parse() takes the program text as a str, not {type(text).__name__}")
-    source = SourceInfo(text, path, line_offset, full_text)
+    source = SourceInfo(text, path, line_offset, full_text, column_offset)
     parser = get_parser()
     padded = text if text.endswith("\n") else text + "\n"
     # Parsing allocates many small acyclic objects; the cycle collector would rescan
@@ -48,7 +58,7 @@ def parse(text: str, path: str | None = None, *, constants=None, line_offset=0, 
         except LarkError as exc:
             raise syntax_error(exc, source, parser.parse) from None
         sys.setrecursionlimit(max(old_limit, _BUILD_RECURSION_LIMIT))
-        return build_file(tree, source, constants, builder_state)
+        return build_file(tree, source, constants, builder_state, aliases)
     except RecursionError:
         where = getattr(builder_state.get("builder"), "last_tree", None)
         raise source.error_at(where, "the program is nested too deeply") from None

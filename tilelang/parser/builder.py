@@ -86,8 +86,10 @@ class FunctionBuilder(StmtBuilderMixin):
         if found is None:
             return None
         line, column, end_line, end_column = found
-        offset = self.source.line_offset
-        return Span(self.source.path, line + offset, column, end_line + offset, end_column)
+        lines, columns = self.source.line_offset, self.source.column_offset
+        return Span(
+            self.source.path, line + lines, column + columns, end_line + lines, end_column + columns
+        )
 
     def error(self, where, message: str, cls=None):
         """A located error to raise."""
@@ -241,11 +243,13 @@ def decorator_kind(builder_source, aliases: Aliases, decorator) -> str:
     )
 
 
-def build_file(tree, source, constants=None, state=None) -> IRModule:
+def build_file(tree, source, constants=None, state=None, aliases=None) -> IRModule:
     """The IRModule of a whole parse tree; ``state["builder"]`` is the function
     builder at work (so a RecursionError can be located)."""
     state = {} if state is None else state
+    known = aliases
     aliases = Aliases()
+    aliases.names.update(known or {})
     found = []
     for stmt in tree.children:
         if stmt is None:

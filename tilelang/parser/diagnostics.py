@@ -22,17 +22,19 @@ class SourceInfo:
     """The text being parsed, its path, and where it sits in a larger file (decorated
     Python functions are parsed from an extract: errors point into the real file)."""
 
-    def __init__(self, text: str, path: str | None, line_offset: int = 0, full_text=None):
+    def __init__(
+        self, text: str, path: str | None, line_offset: int = 0, full_text=None, column_offset=0
+    ):
         self.text, self.path, self.line_offset = text, path, line_offset
+        self.column_offset = column_offset
         self.full_text = text if full_text is None else full_text
 
     def error(self, message: str, line, column, length=1, cls=TIRSyntaxError):
         """A located error of family ``cls`` (not raised)."""
         if line is None:
             return cls(message, self.path)
-        return cls(
-            message, self.path, line + self.line_offset, column, max(1, length), self.full_text
-        )
+        line, column = line + self.line_offset, column + self.column_offset
+        return cls(message, self.path, line, column, max(1, length), self.full_text)
 
     def error_at(self, where, message: str, cls=TIRSyntaxError):
         """A located error for a Lark tree, token or ``(line, column)`` pair."""
