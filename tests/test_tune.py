@@ -332,3 +332,18 @@ def test_builds_on_a_local_dask_cluster(tmp_path):
             db = tune_tir(mod, space=stochastic_schedule_mm, max_trials=2, work_dir=tmp_path,
                           executor=client.get_executor(), **FAST)  # fmt: skip
     assert len(db.query_best(mod, "llvm")) == 1
+
+
+def test_command_line_tuning_options(tmp_path):
+    import argparse
+
+    from tilelang.tune.cli import add_arguments, tune_module
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--tune", "2", "--database", str(tmp_path)])
+    scheduled = tune_module(matmul(32), args)
+    run_matmul(scheduled, 32)
+    assert (tmp_path / "database.jsonl").read_text().count("\n") == 2
+    with pytest.raises(ArgumentError, match="positive number"):
+        tune_module(matmul(32), parser.parse_args(["--tune", "0"]))
