@@ -8,7 +8,6 @@ The GPU runs are in tests/test_cuda_gpu.py.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 
 import tilelang
 from tilelang import tir
-from tilelang.errors import ArgumentError, BuildError
+from tilelang.errors import BuildError
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 sys.path.insert(0, str(SAMPLES))
@@ -99,6 +98,7 @@ def test_tiled_matmul_builds_with_cooperative_fetching(golden):
 @pytest.mark.parametrize("make", [blocked_matmul, tiled_matmul, window_sum])
 def test_ptxas_keeps_everything_in_registers(make):
     from tilelang.backends.cuda import compile_cuda, generate_cuda, nvcc_flags
+
     from tilelang.target import Target
 
     target = Target("cuda -arch=sm_90")
