@@ -3,7 +3,9 @@
     python benchmarks/bench_mlp.py [--targets c,llvm] [--number 200]
 
 Weights are bound as constants; each row is the best of 5 repeats of ``number``
-inferences (seconds per inference, printed in microseconds).
+inferences (seconds per inference, printed in microseconds). With PyTorch installed,
+PyTorch's own time and the model imported from it (``relax.frontend.from_fx``, the
+default te maps) are rows too.
 """
 
 from __future__ import annotations
@@ -38,6 +40,38 @@ def best_time(fn, number: int, repeat: int = 5) -> float:
     return best
 
 
+def _torch_rows(data, weights, args) -> list:
+    """PyTorch eager, and the VM running the model imported from it."""
+    try:
+        import torch
+    except ImportError:
+        print("skip torch rows: PyTorch is not installed")
+        return []
+    model = torch.nn.Sequential(
+        torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)
+    )
+    with torch.no_grad():
+        for layer, index in ((model[0], 0), (model[2], 1)):
+            layer.weight.copy_(torch.from_numpy(weights[f"w{index}"]))
+            layer.bias.copy_(torch.from_numpy(weights[f"b{index}"]))
+    x = torch.from_numpy(data)
+
+    def eager():
+        with torch.no_grad():
+            return model(x)
+
+    rows = [("torch eager", best_time(eager, args.number))]
+    mod = relax.frontend.from_fx(torch.fx.symbolic_trace(model), [data.shape])
+    for target in args.targets.split(","):
+        try:
+            run = relax.VirtualMachine(relax.build(mod, target=target), tilelang.cpu())["main"]
+        except BuildError as error:
+            print(f"skip from_fx {target}: {error}")
+            continue
+        rows.append((f"vm[{target}, from_fx]", best_time(lambda run=run: run(data), args.number)))
+    return rows
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="MLP per-inference time vs NumPy")
     parser.add_argument("--targets", default="c,llvm")
@@ -57,6 +91,7 @@ def main(argv=None) -> None:
             run = vm["main"]
             seconds = best_time(lambda run=run: run(data), args.number)
             rows.append((f"vm[{target}, {label}]", seconds))
+    rows += _torch_rows(data, weights, args)
     width = max(len(name) for name, _ in rows)
     for name, seconds in rows:
         ratio = seconds / rows[0][1]
