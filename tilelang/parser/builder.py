@@ -77,6 +77,7 @@ class FunctionBuilder(StmtBuilderMixin):
         self.closed_block_vars: dict[str, str] = {}
         self.block_count = 0
         self.last_tree = None
+        self._lines = None
 
     # ------------------------------------------------------------- utilities
 
@@ -90,6 +91,23 @@ class FunctionBuilder(StmtBuilderMixin):
         return Span(
             self.source.path, line + lines, column + columns, end_line + lines, end_column + columns
         )
+
+    def stmt_span(self, tree) -> Span | None:
+        """The span of a statement that starts with a keyword (``for``, ``if``,
+        ``with``...): keywords are not kept in the tree, and such a statement starts
+        where its first line's indentation ends."""
+        span = self.span(tree)
+        if span is None:
+            return None
+        lines = self._lines
+        if lines is None:
+            lines = self._lines = self.source.text.splitlines()
+        local_line = span.line - self.source.line_offset
+        if 1 <= local_line <= len(lines):
+            text = lines[local_line - 1]
+            column = len(text) - len(text.lstrip()) + 1 + self.source.column_offset
+            return Span(span.source, span.line, column, span.end_line, span.end_column)
+        return span
 
     def error(self, where, message: str, cls=None):
         """A located error to raise."""

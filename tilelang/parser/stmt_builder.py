@@ -149,7 +149,7 @@ class StmtBuilderMixin:
         message = self.exprs.eval(tree.children[1]) if tree.children[1] is not None else ""
         if not isinstance(message, (str, PrimExpr)):
             raise self.error(tree.children[1], "an assert message is a string")
-        span = self.span(tree)
+        span = self.stmt_span(tree)
         return Wrapper(lambda body: AssertStmt(condition, message, body, span=span))
 
     def stmt_expr_stmt(self, tree, owner):
@@ -429,14 +429,14 @@ class StmtBuilderMixin:
         for clause in reversed(elifs):
             cond = self.exprs.condition(self.exprs.eval(clause.children[0]), clause.children[0])
             then = self.build_suite(clause.children[1])
-            else_case = IfThenElse(cond, then, else_case, span=self.span(clause))
+            else_case = IfThenElse(cond, then, else_case, span=self.stmt_span(clause))
         condition = self.exprs.condition(self.exprs.eval(condition_tree), condition_tree)
         then_case = self.build_suite(suite)
-        return IfThenElse(condition, then_case, else_case, span=self.span(tree))
+        return IfThenElse(condition, then_case, else_case, span=self.stmt_span(tree))
 
     def stmt_while_stmt(self, tree, owner):
         condition = self.exprs.condition(self.exprs.eval(tree.children[0]), tree.children[0])
-        return While(condition, self.build_suite(tree.children[1]), span=self.span(tree))
+        return While(condition, self.build_suite(tree.children[1]), span=self.stmt_span(tree))
 
     def stmt_for_stmt(self, tree, owner):
         target_tree, iterable_tree, suite = tree.children
@@ -469,7 +469,7 @@ class StmtBuilderMixin:
                 self.loop_doms[var] = Range(desc.min, desc.extent)
                 loop_vars.append(var)
             body = self.build_body(statements_of(suite), None)
-        span = self.span(tree)
+        span = self.stmt_span(tree)
         for var, desc in zip(reversed(loop_vars), reversed(spec.loops)):
             body = For(
                 var,
@@ -502,7 +502,7 @@ class StmtBuilderMixin:
             return None
         if isinstance(value, S.AttrSpec):
             body = self.build_suite(suite)
-            return AttrStmt(value.node, value.key, value.value, body, span=self.span(tree))
+            return AttrStmt(value.node, value.key, value.value, body, span=self.stmt_span(tree))
         raise self.error(
             context_tree, f"`with` takes T.block, T.init, T.let or T.attr, not {describe(value)}"
         )
@@ -529,7 +529,7 @@ class StmtBuilderMixin:
             body = self.build_body(statements_of(suite), frame)
         for iter_var in frame.iter_vars:
             self.closed_block_vars[iter_var.var.name] = spec.name
-        span = self.span(tree)
+        span = self.stmt_span(tree)
         block = Block(
             frame.iter_vars,
             frame.reads or (),
