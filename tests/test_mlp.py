@@ -62,8 +62,9 @@ def test_mlp_equals_numpy(target, linear):
     # weights passed at run time
     ex = relax.build(mlp.mlp_module(linear), target=target)
     vm = relax.VirtualMachine(ex, tilelang.cpu())
-    got = vm["main"](data, *weights.values())
-    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    got = vm["main"](tilelang.nd.array(data), *map(tilelang.nd.array, weights.values()))
+    assert isinstance(got, tilelang.nd.NDArray) and got.shape == (1, 10)
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5, atol=1e-6)
     # and bound as constants
     np.testing.assert_allclose(
         mlp.predict(mlp.mlp_module(linear), target, data, weights), expected, rtol=1e-5, atol=1e-6
