@@ -270,7 +270,6 @@ class _RecordingEvent:
 LAUNCHERS = {"pycuda": PyCudaLauncher, "cuda-python": CudaPythonLauncher, "cupy": CupyLauncher}
 
 
-@functools.cache
 def get_launcher(name: str | None = None) -> Launcher:
     """The launcher ``name``, ``$TILELANG_CUDA_LAUNCHER``, or the first one that works."""
     name = name or os.environ.get("TILELANG_CUDA_LAUNCHER") or None
@@ -279,13 +278,18 @@ def get_launcher(name: str | None = None) -> Launcher:
     failures = []
     for candidate in [name] if name else list(LAUNCHERS):
         try:
-            return LAUNCHERS[candidate]()
+            return _make_launcher(candidate)
         except Exception as exc:  # not installed, or no device: try the next one
             failures.append(f"{candidate}: {type(exc).__name__}: {exc}")
     raise BuildError(
         "cannot run CUDA kernels here (" + "; ".join(failures) + "). Install pycuda "
         "(pip install '.[cuda]'), cuda-python or CuPy, on a machine with an NVIDIA GPU"
     )
+
+
+@functools.cache
+def _make_launcher(name: str) -> Launcher:
+    return LAUNCHERS[name]()
 
 
 def available_launchers() -> list[str]:

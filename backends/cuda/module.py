@@ -32,8 +32,7 @@ class CudaModule:
     def __init__(self, lowered_mod, source, cubin_path, compile_log: str, cached: bool):
         self.source, self.cubin_path = source, cubin_path
         self.compile_log, self.was_cached = compile_log, cached
-        self._loaded = None  # (launcher, module handle), on first call
-        self._kernels: dict = {}
+        self._loaded: dict = {}  # launcher name -> (module handle, {kernel name: kernel})
         self.functions = {
             name: CudaFunction(self, lowered_mod[name], device)
             for name, device in source.functions.items()
@@ -49,21 +48,24 @@ class CudaModule:
             return self.source.text
         raise BuildError(f"the CUDA module has the source 'cu', not {fmt!r}")
 
-    def kernel(self, name: str):
-        """The loaded kernel ``name`` (the cubin is loaded on first use)."""
-        if self._loaded is None:
-            launcher = get_launcher()
+    def kernel(self, name: str, launcher=None):
+        """The kernel ``name``, loaded through ``launcher`` (default: the current one;
+        the cubin is loaded on first use, once per launcher)."""
+        launcher = launcher or self.launcher
+        loaded = self._loaded.get(launcher.name)
+        if loaded is None:
             with launcher.activate():
-                self._loaded = (launcher, launcher.load_module(self.cubin_path))
-        launcher, module = self._loaded
-        if name not in self._kernels:
+                loaded = self._loaded[launcher.name] = (launcher.load_module(self.cubin_path), {})
+        module, kernels = loaded
+        if name not in kernels:
             with launcher.activate():
-                self._kernels[name] = launcher.get_kernel(module, name)
-        return self._kernels[name]
+                kernels[name] = launcher.get_kernel(module, name)
+        return kernels[name]
 
     @property
     def launcher(self):
-        return get_launcher() if self._loaded is None else self._loaded[0]
+        """The launcher calls go through (see :func:`.launchers.get_launcher`)."""
+        return get_launcher()
 
 
 class _Staged:
@@ -138,7 +140,7 @@ class CudaFunction:
             if 0 in grid:
                 continue  # an empty grid: nothing to run
             args = [staged.values[id(var)] for var in kernel.params]
-            launcher.launch(self.module.kernel(kernel.name), grid, kernel.block, args)
+            launcher.launch(self.module.kernel(kernel.name, launcher), grid, kernel.block, args)
 
     @staticmethod
     def release(launcher, staged: _Staged) -> None:
