@@ -69,6 +69,11 @@ def test_traced_mlp_equals_pytorch(target):
     got = _run(mod, data, target=target)
     assert got.shape == (1, 10) and got.dtype == np.float32
     np.testing.assert_allclose(got, _torch_out(model, data), rtol=1e-5, atol=1e-6)
+    # torch tensors are accepted as they are (through DLPack)
+    vm = relax.VirtualMachine(relax.build(mod, target=target), tilelang.cpu())
+    np.testing.assert_array_equal(vm["main"](torch.from_numpy(data)).numpy(), got)
+    with pytest.raises(ArgumentError, match="argument x cannot be read.*detach"):
+        vm["main"](torch.from_numpy(data).requires_grad_())
 
 
 # --- the course's way: user maps built on te, weights read through get_attr ---------

@@ -190,7 +190,10 @@ class VirtualMachine:
 
 
 def _as_numpy(value, what: str) -> np.ndarray:
-    array = as_array(value)
+    try:
+        array = as_array(value)
+    except BufferError as exc:  # e.g. a torch tensor that requires grad
+        raise ArgumentError(f"{what} cannot be read as a host array: {exc}") from None
     if array is None:
         raise ArgumentError(f"{what} must be an array, got {type(value).__name__}")
     return array
