@@ -152,12 +152,12 @@ def syntax_error(exc: LarkError, source: SourceInfo, parse_fn) -> TIRSyntaxError
         return source.error(message, line, column)
     if not isinstance(exc, UnexpectedInput):  # e.g. inconsistent dedent
         return source.error(f"invalid syntax: {str(exc).splitlines()[0]}", None, None)
-    label = None
-    try:
-        label = exc.match_examples(parse_fn, _SLIP_EXAMPLES, use_accepts=True)
-    except Exception:  # matching is a best effort; the plain message still stands
-        label = None
+    label = _match_slip(exc, parse_fn)
     line, column = getattr(exc, "line", None), getattr(exc, "column", None)
+    token = getattr(exc, "token", None)
+    if getattr(token, "type", None) == "_INDENT" and token.end_line is not None:
+        # the indent token is made from the newline before it: point at the line
+        line, column = token.end_line, token.end_column
     if line is None or line < 0:
         line, column = _last_position(source.text)
     if label is not None:
@@ -165,6 +165,32 @@ def syntax_error(exc: LarkError, source: SourceInfo, parse_fn) -> TIRSyntaxError
             line, column = _end_of_previous_code(source.text, exc)
         return source.error(label, line, column)
     return source.error(_describe(exc), line, column, _token_length(exc))
+
+
+def _match_slip(exc: UnexpectedInput, parse_fn) -> str | None:
+    """The label of the example that fails in the same parser state on the same kind
+    of token, as ``UnexpectedInput.match_examples`` does; Lark's version also compares
+    the depth of the parse stack, so an example written at the top level would never
+    match a slip inside a function, and the examples are compared here by state."""
+    state = getattr(exc, "state", None)
+    token = getattr(exc, "token", None)
+    if state is None or token is None:
+        return None
+    for label, examples in _SLIP_EXAMPLES.items():
+        for example in examples:
+            try:
+                parse_fn(example)
+            except UnexpectedInput as failure:
+                other = getattr(failure, "state", None)
+                other_token = getattr(failure, "token", None)
+                if (
+                    other is not None
+                    and other_token is not None
+                    and other.position == state.position
+                    and other_token.type == token.type
+                ):
+                    return label
+    return None
 
 
 def _describe(exc: UnexpectedInput) -> str:

@@ -23,24 +23,63 @@ from tilelang.ir import op as ops
 from tilelang.ir.convert import binary, logical, match_types
 
 _PRECEDENCE = {
-    "or": 1, "and": 2,
-    "<": 4, "<=": 4, ">": 4, ">=": 4, "==": 4, "!=": 4,
-    "|": 5, "^": 6, "&": 7, "<<": 8, ">>": 8,
-    "+": 9, "-": 9, "*": 10, "/": 10, "//": 10, "%": 10, "**": 12,
-}  # fmt: skip
+    "or": 1,
+    "and": 2,
+    "<": 4,
+    "<=": 4,
+    ">": 4,
+    ">=": 4,
+    "==": 4,
+    "!=": 4,
+    "|": 5,
+    "^": 6,
+    "&": 7,
+    "<<": 8,
+    ">>": 8,
+    "+": 9,
+    "-": 9,
+    "*": 10,
+    "/": 10,
+    "//": 10,
+    "%": 10,
+    "**": 12,
+}
 _NOT_PRECEDENCE, _UNARY_PRECEDENCE, _COMPARISON = 3, 11, 4
 
 _IR_BINARY = {
-    "+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "floormod",
-    "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne",
-}  # fmt: skip
+    "+": "add",
+    "-": "sub",
+    "*": "mul",
+    "/": "div",
+    "//": "floordiv",
+    "%": "floormod",
+    "<": "lt",
+    "<=": "le",
+    ">": "gt",
+    ">=": "ge",
+    "==": "eq",
+    "!=": "ne",
+}
 _PY_BINARY = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-    "//": operator.floordiv, "%": operator.mod, "**": operator.pow,
-    "<<": operator.lshift, ">>": operator.rshift, "|": operator.or_, "^": operator.xor,
-    "&": operator.and_, "<": operator.lt, "<=": operator.le, ">": operator.gt,
-    ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
-}  # fmt: skip
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "**": operator.pow,
+    "<<": operator.lshift,
+    ">>": operator.rshift,
+    "|": operator.or_,
+    "^": operator.xor,
+    "&": operator.and_,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
 _BITWISE_CALL = {"^": "bitwise_xor", "<<": "shift_left", ">>": "shift_right"}
 
 
@@ -116,6 +155,10 @@ class _Climber:
                 raise self.ctx.error(token, f"cannot compute {lhs!r} {op} {rhs!r}: {exc}") from None
         self.exprs.check_operand(lhs, first)
         self.exprs.check_operand(rhs, last)
+        if any(getattr(x, "dtype", None) == "handle" for x in (lhs, rhs)):
+            raise self.ctx.error(
+                token, f"no arithmetic on handles ({op})", cls=self.ctx.type_error_cls
+            )
         span = self.span(first, last)
         if op in ("and", "or"):
             a, b = self.exprs.condition(lhs, first), self.exprs.condition(rhs, last)

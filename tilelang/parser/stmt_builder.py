@@ -190,7 +190,7 @@ class StmtBuilderMixin:
         value = self.exprs.eval(value_tree)
         targets = self.targets(target_tree)
         if len(targets) == 1 and not _is_tuple_target(target_tree):
-            return self.assign_one(targets[0], value, tree, owner)
+            return self.assign_one(targets[0], value, tree, owner, value_tree)
         if isinstance(value, S.RemapSpec):
             value = self.expand_remap(value, value_tree)
         if not isinstance(value, (tuple, list)) or len(value) != len(targets):
@@ -233,7 +233,7 @@ class StmtBuilderMixin:
             axes.append(S.AxisSpec(_KIND_LETTERS[letter], dom, var, var.dtype))
         return axes
 
-    def assign_one(self, target, value, tree, owner):
+    def assign_one(self, target, value, tree, owner, value_tree=None):
         if isinstance(target, Tree) and target.data == "getitem":
             return self.store(target, value, tree)
         if not (isinstance(target, Tree) and target.data == "name"):
@@ -249,7 +249,8 @@ class StmtBuilderMixin:
             self.scopes.define(name, var)
             return None
         if isinstance(value, S.RemapSpec):
-            (axis,) = self.expand_remap(value, tree) if len(value.kinds) == 1 else (None,)
+            where = tree if value_tree is None else value_tree
+            (axis,) = self.expand_remap(value, where) if len(value.kinds) == 1 else (None,)
             if axis is None:
                 raise self.error(
                     tree, f"T.axis.remap with {len(value.kinds)} kinds needs as many names"
