@@ -148,10 +148,11 @@ class CudaPythonLauncher(Launcher):
     def check(self, result):
         """Unpack ``(CUresult, values...)``, raising on an error."""
         err, *values = result if isinstance(result, tuple) else (result,)
-        if int(err) != 0:
+        # CUresult is an IntEnum in some releases and a plain Enum in others
+        if err != self.cu.CUresult.CUDA_SUCCESS:
             _, text = self.cu.cuGetErrorString(err)
             message = text.decode() if isinstance(text, bytes) else str(text)
-            raise RuntimeError(f"CUDA driver error {int(err)}: {message}")
+            raise RuntimeError(f"CUDA driver error {getattr(err, 'name', err)}: {message}")
         return values
 
     @contextlib.contextmanager
