@@ -76,6 +76,12 @@ def parse_file(path) -> object:
             data = handle.read()
     except OSError as exc:
         raise TIRSyntaxError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return parse_bytes(data, path)
+
+
+def parse_bytes(data: bytes, path: str | None = None) -> object:
+    """Parse ``.tir`` source given as bytes (UTF-8); other encodings are an error that
+    points at the first byte that is not UTF-8."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -87,4 +93,4 @@ def parse_file(path) -> object:
     return parse(text, path)
 
 
-__all__ = ["parse", "parse_file"]
+__all__ = ["parse", "parse_file", "parse_bytes"]

@@ -176,21 +176,25 @@ def _match_slip(exc: UnexpectedInput, parse_fn) -> str | None:
     token = getattr(exc, "token", None)
     if state is None or token is None:
         return None
-    for label, examples in _SLIP_EXAMPLES.items():
-        for example in examples:
-            try:
-                parse_fn(example)
-            except UnexpectedInput as failure:
-                other = getattr(failure, "state", None)
-                other_token = getattr(failure, "token", None)
-                if (
-                    other is not None
-                    and other_token is not None
-                    and other.position == state.position
-                    and other_token.type == token.type
-                ):
-                    return label
-    return None
+    return _slip_signatures(parse_fn).get((state.position, token.type))
+
+
+_SIGNATURES: dict = {}
+
+
+def _slip_signatures(parse_fn) -> dict:
+    """``(parser state, token type) -> label`` of every example, computed once."""
+    if not _SIGNATURES:
+        for label, examples in _SLIP_EXAMPLES.items():
+            for example in examples:
+                try:
+                    parse_fn(example)
+                except UnexpectedInput as failure:
+                    state = getattr(failure, "state", None)
+                    token = getattr(failure, "token", None)
+                    if state is not None and token is not None:
+                        _SIGNATURES.setdefault((state.position, token.type), label)
+    return _SIGNATURES
 
 
 def _describe(exc: UnexpectedInput) -> str:

@@ -1,0 +1,82 @@
+"""Mutation fuzzing of the parser: broken programs give a located diagnostic, never a
+crash.
+
+The sample programs are mutated (tokens deleted, duplicated or swapped; characters
+replaced; bytes flipped) with a fixed seed. Every mutant must either parse to an
+IRModule or raise TIRSyntaxError / TIRTypeError: any other exception is a bug.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from tilelang.errors import TIRSyntaxError, TIRTypeError
+from tilelang.ir import IRModule
+from tilelang.parser import parse_bytes
+
+SAMPLES = sorted((Path(__file__).parent.parent / "samples").glob("*.tir"))
+MUTATIONS = 5_000
+SEED = 20_241_121
+TIME_BUDGET_S = 60
+
+_TOKEN = re.compile(r"\s+|\w+|\"[^\"\n]*\"|\*\*|//|<=|>=|==|!=|.", re.DOTALL)
+_ODD_CHARACTERS = [":", "(", ")", "[", "]", ",", "=", "\t", "\n", "    ", "#", '"', "\\", "é", "\0"]
+
+
+def tokens_of(text: str) -> list[str]:
+    return _TOKEN.findall(text)
+
+
+def mutate(rng: random.Random, text: str) -> bytes:
+    """One random mutation of ``text``."""
+    tokens = tokens_of(text)
+    kind = rng.randrange(5)
+    i = rng.randrange(len(tokens))
+    if kind == 0:  # delete a token
+        del tokens[i]
+    elif kind == 1:  # duplicate a token
+        tokens.insert(i, tokens[i])
+    elif kind == 2:  # swap two tokens
+        j = rng.randrange(len(tokens))
+        tokens[i], tokens[j] = tokens[j], tokens[i]
+    elif kind == 3:  # replace a token by an odd character
+        tokens[i] = rng.choice(_ODD_CHARACTERS)
+    else:  # flip a byte (may break UTF-8)
+        data = bytearray("".join(tokens).encode("utf-8"))
+        position = rng.randrange(len(data))
+        data[position] ^= 1 << rng.randrange(8)
+        return bytes(data)
+    return "".join(tokens).encode("utf-8")
+
+
+def test_mutants_parse_or_fail_with_a_diagnostic():
+    rng = random.Random(SEED)
+    texts = [path.read_text() for path in SAMPLES]
+    outcomes = {"parsed": 0, "diagnostic": 0}
+    start = time.perf_counter()
+    for number in range(MUTATIONS):
+        mutant = mutate(rng, rng.choice(texts))
+        try:
+            result = parse_bytes(mutant, "mutant.tir")
+        except (TIRSyntaxError, TIRTypeError) as exc:
+            rendered = str(exc)
+            assert rendered.startswith("error: ") and "Traceback" not in rendered
+            outcomes["diagnostic"] += 1
+        except Exception as exc:  # noqa: BLE001 - any other exception is the bug we hunt
+            pytest.fail(
+                f"mutant {number} raised {type(exc).__name__}: {exc}\n"
+                f"--- mutant ---\n{mutant.decode('utf-8', 'replace')}"
+            )
+        else:
+            assert isinstance(result, IRModule)
+            outcomes["parsed"] += 1
+    elapsed = time.perf_counter() - start
+    assert sum(outcomes.values()) == MUTATIONS
+    # both outcomes occur: the mutations are neither all harmless nor all fatal
+    assert outcomes["parsed"] > 0 and outcomes["diagnostic"] > MUTATIONS // 2
+    assert elapsed < TIME_BUDGET_S, f"{MUTATIONS} mutants took {elapsed:.1f} s"
