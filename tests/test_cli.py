@@ -51,7 +51,7 @@ def test_output_file(tmp_path):
 
 BAD_INPUTS = {
     "semantic error": b'@T.prim_func\ndef f(A: T.Buffer((8,), "float32")):\n    A[0] = B[0]\n',
-    "syntax error": b"@T.prim_func\ndef f(A: T.Buffer((8,)):\n    for i in range(8)\n        pass\n",
+    "syntax error": b"@T.prim_func\ndef f(A: T.Buffer(8)):\n    for i in range(8)\n        pass\n",
     "binary garbage": bytes(range(256)) * 8,
     "not utf-8": b"@T.prim_func\ndef f():\n    x = '\xe9t\xe9'\n",
     "empty file": b"",
