@@ -168,6 +168,11 @@ def f(a: T.handle):
     A[0] = 1.0
         A[1] = 1.0  # check_error: unexpected indent @ A[1]
 """),
+    "inconsistent_dedent": prog("""\
+    for i in range(8):
+        A[i] = 1.0
+      A[0] = 2.0  # check_error: unindent does not match any outer indentation level @ A[0]
+"""),
     "invalid_character": prog("""\
     A[0] = 1.0 $ 2  # check_error: invalid character '$' @ $ 2
 """),

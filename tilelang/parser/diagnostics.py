@@ -150,7 +150,10 @@ def syntax_error(exc: LarkError, source: SourceInfo, parse_fn) -> TIRSyntaxError
     if slip is not None:
         message, line, column = slip
         return source.error(message, line, column)
-    if not isinstance(exc, UnexpectedInput):  # e.g. inconsistent dedent
+    if not isinstance(exc, UnexpectedInput):  # the Indenter's DedentError has no position
+        found = _inconsistent_dedent(source.text)
+        if found is not None:
+            return source.error("unindent does not match any outer indentation level", *found)
         return source.error(f"invalid syntax: {str(exc).splitlines()[0]}", None, None)
     label = _match_slip(exc, parse_fn)
     line, column = getattr(exc, "line", None), getattr(exc, "column", None)
@@ -195,6 +198,27 @@ def _slip_signatures(parse_fn) -> dict:
                     if state is not None and token is not None:
                         _SIGNATURES.setdefault((state.position, token.type), label)
     return _SIGNATURES
+
+
+def _inconsistent_dedent(text: str):
+    """``(line, column)`` of the first line indented less than its block but not as
+    little as an enclosing one (lines inside brackets are continuations)."""
+    levels, depth = [0], 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        code = _code_part(line)
+        if depth == 0 and code.strip():
+            indent = len(code.expandtabs(8)) - len(code.expandtabs(8).lstrip())
+            if indent > levels[-1]:
+                levels.append(indent)
+            else:
+                while indent < levels[-1]:
+                    levels.pop()
+                if indent != levels[-1]:
+                    return number, indent + 1
+        depth = max(
+            0, depth + sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+        )
+    return None
 
 
 def _describe(exc: UnexpectedInput) -> str:

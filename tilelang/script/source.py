@@ -42,10 +42,14 @@ def scope_values(frame, func=None) -> tuple[dict, dict]:
 
 
 def _namespace_kind(module_name: str) -> str | None:
+    """What a module stands for in the source: ``T``, ``I``, or ``tvm`` (a package
+    whose ``script.ir_module`` / ``script.tir`` are reached by dotted names)."""
     if module_name.endswith(".tir") and "script" in module_name:
         return "T"
     if module_name.endswith(".ir") and "script" in module_name:
         return "I"
+    if module_name in ("tilelang", "tvm", "tilelang.script", "tvm.script"):
+        return "tvm"
     return None
 
 
