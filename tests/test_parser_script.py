@@ -70,7 +70,7 @@ def test_decorator_with_arguments_and_tvm_spelling():
     import tilelang.script as script
 
     @T.prim_func(private=True)
-    def f(A: T.Buffer[(4,), "float32"]):
+    def f(A: T.Buffer[(4,), "float32"]):  # noqa: F821, UP037 (TVM spelling, read by the parser)
         A[0] = T.float32(0)
 
     @script.ir_module
