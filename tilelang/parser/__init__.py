@@ -83,7 +83,7 @@ def parse_bytes(data: bytes, path: str | None = None) -> object:
     """Parse ``.tir`` source given as bytes (UTF-8); other encodings are an error that
     points at the first byte that is not UTF-8."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a leading BOM is not part of the program
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
