@@ -1,210 +1,34 @@
 """The table of ``T.*`` functions: what each accepts and what it builds.
 
-Each entry is a plain Python function whose signature *is* the argument check: the
-builder binds the call's arguments to it (so a wrong number of arguments or an unknown
-keyword is reported at the call, naming the function), evaluates them, and calls it.
-Parameters listed in ``regions`` receive buffer regions (``A[vi, 0:16]``) instead of
-loads. A function raises :class:`ArgError` naming the parameter at fault, so the
-diagnostic can point at that argument.
-
-Names of dtypes (``T.int32``, ``T.float16x4``...) are not in the table: any valid dtype
-spelling is a :class:`DTypeFunction`.
+Each entry is registered with :func:`tilelang.parser.tir_registry.tir_function`; its
+signature is the argument check (see that module). Names of dtypes (``T.int32``,
+``T.float16x4``...) are not in the table: any valid dtype spelling is a
+:class:`DTypeFunction`.
 """
 
 from __future__ import annotations
 
-import inspect
-import numbers
-
-import attrs
-
-from tilelang.ir import (
-    BufferRegion,
-    Cast,
-    DataType,
-    DataTypeError,
-    IntImm,
-    IterVar,
-    PrimExpr,
-    Range,
-    Var,
-    const,
-    convert,
-)
+from tilelang.ir import BufferRegion, Cast, IterVar, Range, Var, const, convert
 from tilelang.ir import op as ops
 from tilelang.ir.convert import binary, match_types
-from tilelang.ir.expr import Broadcast, Ramp, StringImm
+from tilelang.ir.expr import Broadcast, Ramp
 from tilelang.parser import specs as S
 from tilelang.parser.simplify import extent_of
-
-
-class ArgError(Exception):
-    """A bad argument; ``param`` names it so the error points at it."""
-
-    def __init__(self, message: str, param: str | None = None):
-        super().__init__(message)
-        self.message, self.param = message, param
-
-
-@attrs.frozen
-class TIRFunction:
-    """One ``T.<name>`` entry: the builder function and its parameters, read once from
-    its signature (``inspect.Signature.bind`` per call would dominate parse time)."""
-
-    name: str
-    impl: object
-    regions: frozenset
-    positional: tuple  # names of positional-or-keyword parameters, in order
-    defaults: dict  # name -> default value
-    var_positional: str | None
-    keyword_only: tuple
-    takes_span: bool
-
-    @staticmethod
-    def of(name: str, impl, regions=()) -> TIRFunction:
-        params = inspect.signature(impl).parameters.values()
-        kinds = inspect.Parameter
-        return TIRFunction(
-            name,
-            impl,
-            frozenset(regions),
-            tuple(p.name for p in params if p.kind == kinds.POSITIONAL_OR_KEYWORD),
-            {p.name: p.default for p in params if p.default is not kinds.empty},
-            next((p.name for p in params if p.kind == kinds.VAR_POSITIONAL), None),
-            tuple(p.name for p in params if p.kind == kinds.KEYWORD_ONLY and p.name != "span"),
-            any(p.name == "span" for p in params),
-        )
-
-    def bind(self, args: list, kwargs: dict) -> tuple[dict, list]:
-        """``(named, extra)``: the argument trees by parameter name, and the trees taken
-        by ``*args``. Raises TypeError, worded like Python's, when they do not fit."""
-        named, extra = {}, []
-        for index, arg in enumerate(args):
-            if index < len(self.positional):
-                named[self.positional[index]] = arg
-            elif self.var_positional is not None:
-                extra.append(arg)
-            else:
-                limit = len(self.positional)
-                raise TypeError(
-                    f"takes {limit} positional argument{'s' if limit != 1 else ''} "
-                    f"but {len(args)} were given"
-                )
-        for key, arg in kwargs.items():
-            if key in named:
-                raise TypeError(f"got multiple values for argument '{key}'")
-            if key not in self.positional and key not in self.keyword_only:
-                raise TypeError(f"got an unexpected keyword argument '{key}'")
-            named[key] = arg
-        missing = [p for p in self.positional if p not in named and p not in self.defaults]
-        if missing:
-            raise TypeError(f"missing a required argument: '{missing[0]}'")
-        return named, extra
-
-    def call(self, values: dict, extra: list, span):
-        """Calls the builder with evaluated arguments (defaults fill the gaps)."""
-        args = [values.get(p, self.defaults.get(p)) for p in self.positional]
-        kwargs = {k: values[k] for k in self.keyword_only if k in values}
-        if self.takes_span:
-            kwargs["span"] = span
-        return self.impl(*args, *extra, **kwargs)
-
-
-@attrs.frozen
-class DTypeFunction:
-    """``T.int32`` (a type in annotations) / ``T.int32(5)`` (a constant or cast) /
-    ``T.int32()`` (a new symbolic variable)."""
-
-    dtype: DataType
-
-
-TABLE: dict[str, TIRFunction] = {}
-
-
-def tir_function(*names, regions=()):
-    """Registers the decorated function under ``T.<name>`` for each name."""
-
-    def register(impl):
-        for name in names:
-            TABLE[name] = TIRFunction.of(name, impl, regions)
-        return impl
-
-    return register
-
-
-# ------------------------------------------------------------------------ helpers
-
-
-def as_dtype(value, param="dtype") -> DataType:
-    if isinstance(value, DTypeFunction):
-        return value.dtype
-    if isinstance(value, StringImm):
-        value = value.value
-    if not isinstance(value, str):
-        raise ArgError(f'expected a dtype string such as "float32", got {_kind(value)}', param)
-    try:
-        return DataType(value)
-    except DataTypeError as exc:
-        raise ArgError(str(exc), param) from None
-
-
-def as_int(value, param) -> int:
-    if isinstance(value, IntImm):
-        return value.value
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int(value)
-    raise ArgError(f"expected an integer constant, got {_kind(value)}", param)
-
-
-def as_str(value, param) -> str:
-    if isinstance(value, StringImm):
-        return value.value
-    if not isinstance(value, str):
-        raise ArgError(f"expected a string, got {_kind(value)}", param)
-    return value
-
-
-def as_expr(value, param) -> PrimExpr:
-    """An expression for ``value`` (Python numbers become constants)."""
-    if isinstance(value, PrimExpr):
-        return value
-    if isinstance(value, (numbers.Number, str)) and value is not None:
-        return convert(value)
-    raise ArgError(f"expected an expression, got {_kind(value)}", param)
-
-
-def as_index(value, param) -> PrimExpr | int:
-    """An integer expression or Python int (kept as a literal for typing)."""
-    if isinstance(value, bool):
-        raise ArgError("expected an integer, got a bool", param)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, PrimExpr) and value.dtype.element_of().is_integer():
-        return value
-    raise ArgError(f"expected an integer expression, got {_kind(value)}", param)
-
-
-def as_shape(value, param="shape") -> tuple:
-    if isinstance(value, (list, tuple)):
-        return tuple(as_expr(as_index(v, param), param) for v in value)
-    return (as_expr(as_index(value, param), param),)
-
-
-def as_dict(value, param) -> dict:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ArgError(f"expected a dict, got {_kind(value)}", param)
-    return value
-
-
-def _kind(value) -> str:
-    if isinstance(value, PrimExpr):
-        return f"a {value.dtype} expression"
-    if value is None:
-        return "None"
-    return f"{type(value).__name__} {value!r}"[:80]
-
+from tilelang.parser.tir_registry import (
+    TABLE,
+    ArgError,
+    DTypeFunction,
+    TIRFunction,
+    _kind,
+    as_dict,
+    as_dtype,
+    as_expr,
+    as_index,
+    as_int,
+    as_shape,
+    as_str,
+    tir_function,
+)
 
 # -------------------------------------------------------------------------- loops
 
@@ -566,3 +390,6 @@ for _name in ops.INTRINSICS:
 
 # Looked up by the builder (with a specific treatment), listed for "did you mean".
 SPECIAL_NAMES = ("let", "Let", "prim_func", "handle", "axis")
+
+
+__all__ = ["TABLE", "SPECIAL_NAMES", "ArgError", "DTypeFunction", "TIRFunction", "tir_function"]
