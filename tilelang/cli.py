@@ -1,6 +1,13 @@
 """``tilec``: the command-line driver.
 
     tilec FILE.tir --emit tir        print the canonical form of the program
+    tilec FILE.tir --emit c          lower and print the generated C
+    tilec FILE.tir --run --check     build, run on random inputs, time, compare
+
+The compilation options (``--target``, ``--func``, ``-O``, ``--schedule``, pass
+options) are in :mod:`tilelang.cli_backend`, running and checking in
+:mod:`tilelang.cli_run`. The whole command runs inside the PassContext the options
+ask for, so every emitter that lowers honours ``-O`` and the pass options.
 
 Exit status: 0 on success, 1 for a bad program (the diagnostic goes to stderr; a user
 never sees a Python traceback), 2 for bad usage.
@@ -17,6 +24,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+
+from tilelang import cli_backend, cli_run
 
 
 def emit_tir(module, args) -> str:
@@ -43,6 +52,7 @@ EMITTERS: dict[str, tuple[Callable, str]] = {
     "cuda": (_cuda_emitter("emit_cuda"), "CUDA C++ source (nvcc not needed)"),
     "ptx": (_cuda_emitter("emit_ptx"), "PTX made by nvcc"),
     "cubin": (_cuda_emitter("emit_cubin"), "a cubin made by nvcc (needs -o FILE)"),
+    **cli_backend.EMITTERS,
 }
 
 
@@ -56,24 +66,40 @@ def make_argument_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--emit",
         choices=sorted(EMITTERS),
-        default="tir",
-        help="what to print (default: tir)",
+        help="what to print (default: tir, or nothing with --run/--check)",
     )
     parser.add_argument("-o", "--output", help="write the output to this file, not stdout")
+    cli_backend.add_backend_arguments(parser)
+    cli_run.add_run_arguments(parser)
     return parser
 
 
 def run(args) -> int:
-    """Parse ``args.file`` and emit; returns the exit status."""
+    """Parse ``args.file``, prepare, emit, run; returns the exit status."""
     from tilelang.errors import TileLangError
     from tilelang.parser import parse_file
 
     try:
+        cli_backend.check_pass_names(args)
         module = parse_file(args.file)
-        emitter, _ = EMITTERS[args.emit]
-        text = emitter(module, args)
+        with cli_backend.pass_context(args):
+            original = cli_backend.select_function(module, args)
+            module = cli_backend.apply_schedule(original, args)
+            if args.emit or not (args.run or args.check):
+                emitter, _ = EMITTERS[args.emit or "tir"]
+                status = write_output(emitter(module, args), args)
+                if status:
+                    return status
+            if args.run or args.check:
+                return cli_run.run_and_check(original, module, args, sys.stdout)
+    except cli_backend.UsageError as exc:
+        print(f"tilec: error: {exc}", file=sys.stderr)
+        return 2
     except TileLangError as exc:
-        print(str(exc), file=sys.stderr)
+        message = str(exc)
+        if not message.startswith("error"):  # rendered diagnostics carry it already
+            message = f"error: {message}"
+        print(message, file=sys.stderr)
         return 1
     except RecursionError:
         print(f"error: {args.file}: the program is nested too deeply", file=sys.stderr)
@@ -82,10 +108,17 @@ def run(args) -> int:
         print(f"error: internal compiler error ({type(exc).__name__}: {exc})", file=sys.stderr)
         print("note: please report this with the input file", file=sys.stderr)
         return 1
-    if isinstance(text, bytes):  # a binary (--emit cubin): written as it is
+    return 0
+
+
+def write_output(text, args) -> int:
+    """Writes an emitter's result to ``-o`` or stdout; returns the exit status."""
+    if isinstance(text, bytes):  # a binary (--emit cubin, so): written as it is
         if not args.output:
-            print(f"error: --emit {args.emit} writes a binary; give -o FILE", file=sys.stderr)
-            return 1
+            print(
+                f"tilec: error: --emit {args.emit} writes a binary; give -o FILE", file=sys.stderr
+            )
+            return 2
         try:
             with open(args.output, "wb") as handle:
                 handle.write(text)
