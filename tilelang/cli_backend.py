@@ -231,3 +231,64 @@ def _location(path: Path, exc: BaseException) -> str:
         return f"\n --> {path}"
     line = f"\n   | {frames[-1].line}" if frames[-1].line else ""
     return f"\n --> {path}:{frames[-1].lineno}{line}"
+
+
+# ---------------------------------------------------------------- emitters
+
+
+def lowered(module, args):
+    """``tilelang.lower`` of the module's PrimFuncs (under the current PassContext,
+    which ``tilec`` makes from the command line)."""
+    from tilelang.ir import IRModule, PrimFunc
+    from tilelang.transform import lower
+
+    prim_funcs = {k: f for k, f in module.functions.items() if isinstance(f, PrimFunc)}
+    if not prim_funcs:
+        raise BuildError("the module has no PrimFunc to lower")
+    if len(prim_funcs) != len(module.functions):
+        module = IRModule(prim_funcs)  # graph functions are built by relax, not lowered
+    return lower(module)
+
+
+def emit_lowered(module, args) -> str:
+    """The lowered module as TVMScript (the backend contract, docs/lowered_ir.md)."""
+    return lowered(module, args).script()
+
+
+def emit_python(module, args) -> str:
+    """The reference backend's NumPy source."""
+    from tilelang.backends.python import codegen
+
+    return codegen(lowered(module, args))
+
+
+def emit_c(module, args) -> str:
+    """The C backend's source (not compiled)."""
+    from tilelang.backends.c import generate_c
+
+    return generate_c(lowered(module, args), target_of(args, "c")).text
+
+
+def emit_so(module, args) -> bytes:
+    """A shared library for ``--target`` (c or llvm), as bytes for ``-o``."""
+    import tempfile
+
+    import tilelang
+
+    if not args.output:
+        raise UsageError("--emit so writes a binary; give -o FILE")
+    kind = target_of(args).kind
+    if kind not in ("c", "llvm"):
+        raise UsageError(f"--emit so needs --target c or llvm, not {kind}")
+    lib = tilelang.build(lowered(module, args), target=target_of(args))
+    with tempfile.TemporaryDirectory() as folder:
+        return lib.export_library(Path(folder) / "module.so").read_bytes()
+
+
+#: ``--emit`` name -> (emitter, one-line help), merged into tilec's table
+EMITTERS = {
+    "lowered": (emit_lowered, "the lowered IR (tilelang.lower)"),
+    "python": (emit_python, "the reference backend's NumPy source"),
+    "c": (emit_c, "the generated C source"),
+    "so": (emit_so, "a shared library for --target c|llvm (needs -o FILE)"),
+}
