@@ -78,3 +78,16 @@ def test_tir_sample_runs_and_checks(sample, tmp_path):
         )
         if "--check" in extra:
             assert "\ncheck: " in result.stdout and "MISMATCH" not in result.stdout, result.stdout
+
+
+GPU_SAMPLES = [s for s in TIR_SAMPLES if "T.thread_binding" in s.read_text()]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("sample", GPU_SAMPLES, ids=lambda p: str(p.relative_to(SAMPLES)))
+def test_gpu_sample_runs_on_cuda(sample, tmp_path):
+    """Thread-bound samples also run above on the CPU backends (thread loops run
+    sequentially there); with a GPU they run as CUDA kernels, checked against C."""
+    command = [sys.executable, "-m", "tilelang.cli", str(sample), "--target", "cuda"]
+    result = _run([*command, "--run", "--check", "--reference", "c"], tmp_path)
+    assert result.returncode == 0, f"{sample.name} failed:\n{result.stdout}\n{result.stderr}"
