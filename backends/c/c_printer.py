@@ -127,7 +127,7 @@ class CLikePrinter(NodeFunctor):
             self.visit(stmt)
 
     def visit_buffer_store(self, op: S.BufferStore) -> None:
-        index = self._single_index(op.buffer, op.indices)
+        (index,) = op.indices  # one index: verify_lowered checked it
         lanes = max(index.dtype.lanes, op.value.dtype.lanes)
         if lanes > 1 and self.lane is None:
             self._print_lanes(lanes, lambda: self.visit_buffer_store(op))
@@ -319,7 +319,7 @@ class CLikePrinter(NodeFunctor):
         return f"({cond} ? {t} : {f})"
 
     def visit_buffer_load(self, op: E.BufferLoad) -> str:
-        return self._element(op.buffer, self._single_index(op.buffer, op.indices))
+        return self._element(op.buffer, op.indices[0])
 
     def visit_ramp(self, op: E.Ramp) -> str:
         lane = self._require_lane(op)
@@ -404,14 +404,6 @@ class CLikePrinter(NodeFunctor):
         return f"({pointer} + {self.expr(offset)})"
 
     # ---------------------------------------------------------------- helpers
-
-    def _single_index(self, buffer, indices) -> E.PrimExpr:
-        if len(indices) != 1:
-            raise BuildError(
-                f"access to buffer {buffer.name} has {len(indices)} indices; the backend "
-                "needs lowered IR with flat, one-index accesses"
-            )
-        return indices[0]
 
     def _element(self, buffer, index: E.PrimExpr) -> str:
         pointer = self.expr(buffer.data)

@@ -14,6 +14,7 @@ from tilelang.backends.c.names import ScopedNames, is_identifier, sanitize
 from tilelang.errors import BuildError
 from tilelang.ir.function import PrimFunc
 from tilelang.runtime.args import written_data_vars
+from tilelang.transform.verify_lowered import verify_lowered
 
 # C library functions that the standard headers already declare (no prototype).
 _DECLARED = frozenset(
@@ -73,6 +74,7 @@ def generate_c(mod, target, extern_headers=(), printer_class=CPrinter) -> CSourc
     funcs = [(name, f) for name, f in mod if isinstance(f, PrimFunc)]
     if not funcs:
         raise BuildError("the module has no PrimFunc to compile")
+    verify_lowered(mod, target.kind)
     symbols = _export_symbols(funcs)
     bodies, prototypes, helpers, externs, asserts = [], {}, set(), {}, False
     for name, func in funcs:
@@ -161,8 +163,6 @@ def print_function(printer: CLikePrinter, symbol: str, func: PrimFunc) -> str:
     """Print ``func`` into ``printer.lines``; returns its prototype."""
     if not is_identifier(symbol):
         raise BuildError(f"invalid C function name {symbol!r}")
-    if not func.attrs.get("tl.lowered"):
-        raise BuildError(f"function {symbol} is not lowered; build() lowers it first")
     prototype = f"void {symbol}({', '.join(function_params(printer, func)) or 'void'})"
     printer.enter(prototype)
     printer.visit(func.body)

@@ -29,6 +29,7 @@ from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
 from tilelang.runtime.args import written_data_vars
 from tilelang.transform.thread_sync import SYNC_OP, insert_thread_sync
+from tilelang.transform.verify_lowered import verify_lowered
 
 #: names of the CUDA language and runtime that generated identifiers must not take
 CUDA_NAMES = frozenset(
@@ -155,11 +156,10 @@ def generate_cuda(mod, target) -> CudaSource:
     funcs = [(name, f) for name, f in mod if isinstance(f, PrimFunc)]
     if not funcs:
         raise BuildError("the module has no PrimFunc to compile")
+    verify_lowered(mod, "cuda")
     device_functions, bodies, helpers, uses_half = {}, [], set(), False
     used_symbols: set = set()
     for name, func in funcs:
-        if not func.attrs.get("tl.lowered"):
-            raise BuildError(f"function {name} is not lowered; build() lowers it first")
         func = func.with_body(insert_thread_sync(func.body))
         # kernels are named <symbol>_kernel: "main" is a fine prefix (no C main here)
         symbol = sanitize(str(func.attrs.get("global_symbol", name)) + "_kernel")[:-7]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from tilelang.errors import BuildError
 from tilelang.ir.function import PrimFunc
+from tilelang.transform.verify_lowered import verify_lowered
 
 from .codegen import CodeGenLLVM
 from .externs import load_externs
@@ -27,6 +28,7 @@ from .options import LLVMOptions, options_from_target
 
 def generate_ir(lowered_mod, options: LLVMOptions) -> tuple[CodeGenLLVM, dict]:
     """The codegen holding ``lowered_mod`` as LLVM IR, and ``name -> (symbol, func)``."""
+    verify_lowered(lowered_mod, "llvm")
     codegen = CodeGenLLVM(options)
     funcs = {}
     symbols = set()

@@ -26,6 +26,7 @@ from tilelang.backends.python.support import NAMESPACE
 
 from tilelang.errors import BuildError
 from tilelang.ir import IRModule, PrimFunc
+from tilelang.transform.verify_lowered import verify_lowered
 
 # The one registry of this backend: extern name -> Python callable.
 _EXTERNS: dict[str, Callable] = {}
@@ -55,6 +56,7 @@ def codegen(lowered_mod: IRModule) -> str:
 def _generate(lowered_mod: IRModule):
     if isinstance(lowered_mod, PrimFunc):
         lowered_mod = IRModule({lowered_mod.attrs.get("global_symbol", "main"): lowered_mod})
+    verify_lowered(lowered_mod, "python")
     parts = ["import numpy as np", ""]
     names, externs = {}, []
     for key, func in lowered_mod.functions.items():

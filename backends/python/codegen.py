@@ -49,8 +49,6 @@ class FunctionWriter:
 
     def write(self) -> str:
         func = self.func
-        if not func.attrs.get("tl.lowered"):
-            raise BuildError(f"function {self.name!r} is not lowered; run tilelang.lower first")
         args, prologue = [], []
         for param in func.params:
             buffer = func.buffer_map.get(param)

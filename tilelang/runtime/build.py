@@ -9,6 +9,7 @@ from tilelang.ir.function import IRModule, PrimFunc
 from tilelang.runtime.module import Module
 from tilelang.runtime.registry import get_backend
 from tilelang.target import as_target
+from tilelang.transform.verify_lowered import verify_lowered
 
 
 def _as_module(mod_or_func) -> IRModule:
@@ -50,6 +51,9 @@ def build(mod_or_func, target="llvm", **build_options) -> Module:
     target = as_target(target)
     lowered = lower_module(_as_module(mod_or_func))
     backend = get_backend(target.kind)
+    # One check of docs/lowered_ir.md for every backend, so none meets IR it cannot
+    # translate (e.g. with FlattenBuffer disabled).
+    verify_lowered(lowered, target.kind)
     if build_options:
         accepted = inspect.signature(backend).parameters
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
