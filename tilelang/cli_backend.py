@@ -23,6 +23,7 @@ unknown pass name, a malformed ``--shape``) raise :class:`UsageError` (exit 2).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import traceback
 from pathlib import Path
@@ -119,6 +120,8 @@ def known_pass_names() -> set[str]:
 
 def check_pass_names(args) -> None:
     """Unknown names in ``--disable-pass``/``--print-after`` are usage errors."""
+    if not (args.disable_pass or args.print_after):
+        return  # nothing to check: do not import the pass pipeline
     known = known_pass_names()
     for option in ("disable_pass", "print_after"):
         for name in getattr(args, option, ()):
@@ -130,7 +133,12 @@ def check_pass_names(args) -> None:
 
 
 def pass_context(args):
-    """The PassContext the command line asks for."""
+    """The PassContext the command line asks for (none when no option concerns passes,
+    so that ``--emit tir`` never imports the pipeline)."""
+    if not (args.print_after or args.print_after_all or args.disable_pass) and (
+        args.opt_level is None
+    ):
+        return contextlib.nullcontext()
     from tilelang.transform import PassContext, PrintIR
 
     instruments = []

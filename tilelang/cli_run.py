@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from tilelang.cli_backend import UsageError, lowered, target_of
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
@@ -145,6 +143,8 @@ def _evaluate(expr, values, what):
 
 def make_arguments(func, values: dict, seed: int = SEED) -> list:
     """Seeded random arguments for ``func`` (arrays for buffers, ints for scalars)."""
+    import numpy as np  # lazily: tilec --emit tir must start fast
+
     rng = np.random.default_rng(seed)
     out = []
     for param in func.params:
@@ -158,6 +158,8 @@ def make_arguments(func, values: dict, seed: int = SEED) -> list:
 
 
 def _random(rng, buffer, shape):
+    import numpy as np  # lazily: tilec --emit tir must start fast
+
     try:
         dtype = np.dtype(str(buffer.dtype))
     except TypeError:
@@ -174,6 +176,8 @@ def _random(rng, buffer, shape):
 
 def _strided(array, buffer, values):
     """``array`` laid out with the buffer's strides (when it declares any)."""
+    import numpy as np  # lazily: tilec --emit tir must start fast
+
     if not buffer.strides:
         return array
     strides = [_evaluate(s, values, f"the strides of {buffer.name}") for s in buffer.strides]
@@ -259,6 +263,8 @@ def compare(func, got, expected, reference) -> tuple[str, bool]:
 
 
 def _difference(got, want) -> str | None:
+    import numpy as np  # lazily: tilec --emit tir must start fast
+
     got, want = np.asarray(got), np.asarray(want)
     if got.dtype.kind == "f":
         finite = np.abs(want[np.isfinite(want)])

@@ -27,11 +27,34 @@ function + the lowered PrimFunc -> a caller of checked arguments) and
 Errors: code generation or compiler failures raise :class:`tilelang.BuildError`.
 """
 
-from tilelang.runtime import ndarray as nd
-from tilelang.runtime.build import build
-from tilelang.runtime.module import Function, Module, ProfileResult
-from tilelang.runtime.ndarray import Device, NDArray, cpu, cuda
 from tilelang.runtime.registry import backend_kinds, get_backend, register_backend
+
+# The rest pulls in NumPy; it is imported on first use so that tools which only need
+# the registry (tilec --emit tir checking a --target spelling) start fast.
+_LAZY = {
+    "nd": ("tilelang.runtime.ndarray", None),
+    "build": ("tilelang.runtime.build", "build"),
+    "Function": ("tilelang.runtime.module", "Function"),
+    "Module": ("tilelang.runtime.module", "Module"),
+    "ProfileResult": ("tilelang.runtime.module", "ProfileResult"),
+    "Device": ("tilelang.runtime.ndarray", "Device"),
+    "NDArray": ("tilelang.runtime.ndarray", "NDArray"),
+    "cpu": ("tilelang.runtime.ndarray", "cpu"),
+    "cuda": ("tilelang.runtime.ndarray", "cuda"),
+}
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'tilelang.runtime' has no attribute {name!r}")
+    import importlib
+
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "build", "Module", "Function", "ProfileResult", "nd", "Device", "NDArray", "cpu",
