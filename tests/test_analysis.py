@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tilelang.arith import const_difference, eval_interval, simplify
 from tilelang.ir import (
     Block,
     BlockRealize,
@@ -30,7 +31,6 @@ from tilelang.ir.analysis import (
     undefined_vars,
     uses_var,
 )
-from tilelang.ir.interval import const_difference, eval_interval, simplify
 
 S, R = IterVar.DataPar, IterVar.CommReduce
 

@@ -82,3 +82,17 @@ def simplify(expr: E.PrimExpr, var_bounds: dict | None = None) -> E.PrimExpr:
     for var, (lo, hi) in (var_bounds or {}).items():
         analyzer.var_bounds[var] = ConstBound(lo, hi)
     return analyzer.simplify(expr)
+
+
+def const_value(expr) -> int | None:
+    """The integer value of ``expr`` once simplified (``n - n + 4`` is 4), or None when
+    it is not a constant; Python ints pass through. The schedule's test for constant
+    extents and offsets."""
+    if isinstance(expr, E.IntImm):
+        return expr.value
+    if isinstance(expr, int) and not isinstance(expr, bool):
+        return expr
+    if not isinstance(expr, E.PrimExpr) or not (expr.dtype.is_integer() and expr.dtype.lanes == 1):
+        return None
+    expr = simplify(expr)
+    return expr.value if isinstance(expr, E.IntImm) else None

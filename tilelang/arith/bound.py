@@ -69,33 +69,19 @@ class _Bounder:
         return mul_bounds(self.bound(op.a), self.bound(op.b))
 
     def bound_floor_div(self, op):
-        a, b = self.bound(op.a), self.bound(op.b)
-        if b.is_const() and b.lo > 0:
-            return ConstBound(_floordiv(a.lo, b.lo), _floordiv(a.hi, b.lo))
-        return UNKNOWN
+        return floordiv_bounds(self.bound(op.a), self.bound(op.b))
 
     def bound_floor_mod(self, op):
-        a, b = self.bound(op.a), self.bound(op.b)
-        if not (b.is_const() and b.lo > 0):
-            return UNKNOWN
-        c = b.lo
-        if a.lo is not None and a.hi is not None and a.lo // c == a.hi // c:
-            return ConstBound(a.lo % c, a.hi % c)
-        return ConstBound(0, c - 1)
+        return floormod_bounds(self.bound(op.a), self.bound(op.b))
 
     def bound_div(self, op):
         a = self.bound(op.a)
         if a.lo is not None and a.lo >= 0:
-            return self.bound_floor_div(op)
+            return floordiv_bounds(a, self.bound(op.b))
         return UNKNOWN
 
     def bound_mod(self, op):
-        a, b = self.bound(op.a), self.bound(op.b)
-        if a.lo is not None and a.lo >= 0:
-            return self.bound_floor_mod(op)
-        if b.is_const() and b.lo > 0:
-            return ConstBound(-(b.lo - 1), b.lo - 1)
-        return UNKNOWN
+        return mod_bounds(self.bound(op.a), self.bound(op.b))
 
     def bound_min(self, op):
         a, b = self.bound(op.a), self.bound(op.b)
@@ -121,6 +107,33 @@ class _Bounder:
             if src.is_uint() or op.dtype.is_int() or op.dtype.bits > src.bits:
                 return self.bound(op.value)
         return UNKNOWN
+
+
+def floordiv_bounds(a: ConstBound, b: ConstBound) -> ConstBound:
+    """The bound of ``a // b`` (rounding down) for a positive constant ``b``."""
+    if b.is_const() and b.lo > 0:
+        return ConstBound(_floordiv(a.lo, b.lo), _floordiv(a.hi, b.lo))
+    return UNKNOWN
+
+
+def floormod_bounds(a: ConstBound, b: ConstBound) -> ConstBound:
+    """The bound of ``a % b`` (rounding down) for a positive constant ``b``: exact when
+    ``a`` stays within one period, else ``[0, b - 1]``."""
+    if not (b.is_const() and b.lo > 0):
+        return UNKNOWN
+    c = b.lo
+    if a.lo is not None and a.hi is not None and a.lo // c == a.hi // c:
+        return ConstBound(a.lo % c, a.hi % c)
+    return ConstBound(0, c - 1)
+
+
+def mod_bounds(a: ConstBound, b: ConstBound) -> ConstBound:
+    """The bound of the truncating ``a % b`` (C's) for a positive constant ``b``."""
+    if a.lo is not None and a.lo >= 0:
+        return floormod_bounds(a, b)
+    if b.is_const() and b.lo > 0:
+        return ConstBound(-(b.lo - 1), b.lo - 1)
+    return UNKNOWN
 
 
 def mul_bounds(a: ConstBound, b: ConstBound) -> ConstBound:

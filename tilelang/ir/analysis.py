@@ -1,5 +1,8 @@
 """Analyses over the IR: the buffer regions a block touches, and variable usage.
 
+Region bounds come from :mod:`tilelang.arith` (symbolic intervals and the simplifier),
+imported inside the functions: ``tilelang.arith`` itself imports ``tilelang.ir``.
+
 Block access regions follow TVM's ``GetBlockAccessRegion``: one region per buffer per
 direction, in order of first access, over the block's body and init. Loops *inside*
 the block are relaxed (their variables sweep their ranges), while the block's own
@@ -17,7 +20,6 @@ from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Buffer, BufferRegion, Range
 from tilelang.ir.convert import binary, const_int_value
 from tilelang.ir.functor import StmtExprVisitor, substitute
-from tilelang.ir.interval import const_difference, eval_interval, range_extent, simplify
 from tilelang.ir.node import Node
 
 __all__ = [
@@ -26,8 +28,8 @@ __all__ = [
     "infer_block_regions",
     "collect_vars",
     "uses_var",
+    "uses_any_var",
     "undefined_vars",
-    "eval_interval",
 ]
 
 
@@ -66,6 +68,8 @@ class _Footprint:
 def _union_bound(a, b, lower: bool):
     """The looser of two bounds when they differ by a known constant; otherwise
     unbounded (the whole dimension), which keeps regions readable and safe."""
+    from tilelang.arith.int_set import const_difference
+
     if a is None or b is None:
         return None
     diff = const_difference(a, b)
@@ -75,6 +79,9 @@ def _union_bound(a, b, lower: bool):
 
 
 def _to_range(buffer: Buffer, axis: int, lo, hi) -> Range:
+    from tilelang.arith import simplify
+    from tilelang.arith.int_set import range_extent
+
     extent_of_axis = buffer.shape[axis] if axis < len(buffer.shape) else None
     if lo is None:
         lo = E.IntImm(_index_dtype(hi, extent_of_axis), 0)
@@ -122,6 +129,8 @@ class _RegionDetector(StmtExprVisitor):
 
     # -- recording
     def relax(self, expr):
+        from tilelang.arith.int_set import eval_interval
+
         return eval_interval(expr, self.ranges, self.bindings)
 
     def record(self, footprint: _Footprint, buffer: Buffer, indices) -> None:
@@ -138,6 +147,8 @@ class _RegionDetector(StmtExprVisitor):
         if source is not None:
             self.record_region(footprint, source)
             return
+        from tilelang.arith import simplify
+
         dims = []
         for rng in region.region:
             lo, extent = rng.min, rng.extent
@@ -292,16 +303,16 @@ def infer_block_regions(block: S.Block, buffer_var_map: dict | None = None) -> S
 
 
 class _VarCollector(StmtExprVisitor):
-    def __init__(self, stop_at=None):
+    def __init__(self, stop_at=()):
         self.found: list[E.Var] = []
         self.seen: set[int] = set()
-        self.stop_at = stop_at
+        self.stop_at = {id(v) for v in stop_at}
 
     def visit_var(self, var: E.Var):
         if id(var) not in self.seen:
             self.seen.add(id(var))
             self.found.append(var)
-            if self.stop_at is not None and var is self.stop_at:
+            if id(var) in self.stop_at:
                 raise _Found
 
     def visit_buffer_ref(self, buffer: Buffer):
@@ -323,8 +334,16 @@ def collect_vars(node: Node) -> list[E.Var]:
 
 def uses_var(node: Node, var: E.Var) -> bool:
     """True when ``node`` uses ``var`` (stops at the first use)."""
+    return uses_any_var(node, (var,))
+
+
+def uses_any_var(node: Node, variables) -> bool:
+    """True when ``node`` uses one of ``variables`` (compared by identity; stops at the
+    first use)."""
+    if not variables:
+        return False
     try:
-        _VarCollector(stop_at=var).visit(node)
+        _VarCollector(stop_at=variables).visit(node)
     except _Found:
         return True
     return False

@@ -17,7 +17,7 @@ enclosing ``threadIdx``/``vthread`` loops are relaxed too.
 
 A dimension keeps its full extent when a bound is unknown (an index the interval
 evaluator cannot bound, or an opaque access through ``Y.data``). The regions come from
-:func:`tilelang.ir.interval.eval_interval`; predicates (``T.where``) are not used to
+:func:`tilelang.arith.eval_interval`; predicates (``T.where``) are not used to
 tighten them.
 """
 
@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import attrs
 
-from tilelang.arith import Analyzer
+from tilelang.arith import Analyzer, eval_interval, fold_max, fold_min, range_extent
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import BufferRegion, Range
 from tilelang.ir.convert import binary, const_int_value
 from tilelang.ir.functor import StmtExprMutator, StmtExprVisitor
-from tilelang.ir.interval import eval_interval, fold_max, fold_min, range_extent
 from tilelang.transform.pass_infra import prim_func_pass
 
 _OPAQUE = object()
