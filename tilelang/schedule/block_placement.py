@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import attrs
 
+from tilelang.arith import const_value, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.functor import StmtExprMutator, substitute
-from tilelang.schedule.arith import const_value, simplify
 from tilelang.schedule.common import block_subject, find_block, find_loop
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import (

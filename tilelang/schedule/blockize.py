@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import attrs
 
+from tilelang.arith import LinearForm, const_value, eval_interval, linear_form, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.analysis import uses_any_var
 from tilelang.ir.buffer import Range
 from tilelang.ir.functor import substitute
-from tilelang.schedule.arith import Linear, NotLinear, bound, const_value, linear, uses_any
 from tilelang.schedule.block_placement import _with_regions
 from tilelang.schedule.common import find_loop, fresh_name, loop_subject
 from tilelang.schedule.errors import schedule_error
@@ -52,8 +53,8 @@ def blockize(func, loop_var, preserve_unit_iters=True):
         )
     block = realize.block
     inner_vars = [lp.loop_var for lp in chain]
-    dom = {lp.loop_var: (lp.min, lp.extent) for lp in chain}
-    if uses_any(realize.predicate, [v for v in _free_loop_vars(tree, realize) if v not in dom]):
+    dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in chain}
+    if uses_any_var(realize.predicate, [v for v in _free_loop_vars(tree, realize) if v not in dom]):
         raise schedule_error("blockize", subject, "the block's predicate uses outer loops", realize)
     outer_ivs, outer_values, inner_ivs, inner_values, body_map = [], [], [], [], {}
     for iv, value in zip(block.iter_vars, realize.iter_values):
@@ -65,12 +66,9 @@ def blockize(func, loop_var, preserve_unit_iters=True):
             outer_values.append(value)
             body_map[iv.var] = vo
             continue
-        try:
-            lo, hi = bound(inner_part.to_expr(), dom)
-        except NotLinear as exc:
-            raise schedule_error("blockize", subject, str(exc)) from None
-        inner_extent = const_value(hi)
-        if const_value(lo) != 0 or inner_extent is None:
+        lo, hi = eval_interval(inner_part.to_expr(), dom)
+        inner_extent = None if hi is None else const_value(hi)
+        if lo is None or const_value(lo) != 0 or inner_extent is None:
             raise schedule_error(
                 "blockize", subject, f"the binding of {name} is not an affine tile", realize
             )
@@ -82,7 +80,7 @@ def blockize(func, loop_var, preserve_unit_iters=True):
             body_map[iv.var] = vi
             continue
         dom_extent = const_value(iv.dom.extent)
-        divisible = all(c % inner_extent == 0 for _, c in outer_part.terms.values())
+        divisible = all(c % inner_extent == 0 for _, c in outer_part.live_terms())
         if (
             not divisible
             or outer_part.const % inner_extent
@@ -127,21 +125,23 @@ def _free_loop_vars(tree, realize):
 
 def _split_binding(subject, value, inner_vars):
     """``(inner, outer)`` linear parts of a binding (inner None when it has none)."""
-    form = linear(value)
-    inner, outer = Linear(form.dtype), Linear(form.dtype, const=form.const)
-    for key, (atom, coef) in form.terms.items():
+    form = linear_form(simplify(value))
+    inner, outer = LinearForm(form.dtype), LinearForm(form.dtype)
+    outer.const = form.const
+    for atom, coeff in form.live_terms():
         is_inner = isinstance(atom, E.Var) and any(atom is v for v in inner_vars)
-        if not is_inner and uses_any(atom, inner_vars):
+        if not is_inner and uses_any_var(atom, inner_vars):
             raise schedule_error("blockize", subject, f"the binding {value!r} is not affine")
-        target = inner if is_inner else outer
-        target.terms[key] = [atom, coef]
-    return (inner if inner.terms else None), outer
+        (inner if is_inner else outer).add_atom(atom, coeff)
+    return (None if inner.is_const() else inner), outer
 
 
-def _divide(form: Linear, factor: int) -> Linear:
-    return Linear(
-        form.dtype, {k: [a, c // factor] for k, (a, c) in form.terms.items()}, form.const // factor
-    )
+def _divide(form: LinearForm, factor: int) -> LinearForm:
+    out = LinearForm(form.dtype)
+    for atom, coeff in form.live_terms():
+        out.add_atom(atom, coeff // factor)
+    out.const = form.const // factor
+    return out
 
 
 def _init_nest(block, chain, inner_ivs, inner_values, body_map, taken):
@@ -149,7 +149,7 @@ def _init_nest(block, chain, inner_ivs, inner_values, body_map, taken):
     spatial = [
         (iv, v) for iv, v in zip(inner_ivs, inner_values) if iv.iter_type == S.IterVar.DataPar
     ]
-    loops = [lp for lp in chain if any(uses_any(v, [lp.loop_var]) for _, v in spatial)]
+    loops = [lp for lp in chain if any(uses_any_var(v, [lp.loop_var]) for _, v in spatial)]
     loop_map = {lp.loop_var: E.Var(lp.loop_var.name, lp.loop_var.dtype) for lp in loops}
     iv_map = {iv.var: E.Var(f"{iv.var.name}_init", iv.var.dtype) for iv, _ in spatial}
     init_body = substitute(substitute(block.init, body_map), iv_map)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import attrs
 
+from tilelang.arith import simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.analysis import uses_any_var
 from tilelang.ir.functor import StmtExprMutator, post_order_visit, substitute
-from tilelang.schedule.arith import simplify, uses_any
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree
 
@@ -71,7 +72,7 @@ def substitute_bindings(stmt: S.Stmt, vmap: dict, simplify_changed: bool) -> S.S
 
 def simplify_bindings(realize: S.BlockRealize, variables) -> S.BlockRealize:
     """``realize`` with the bindings that use ``variables`` simplified."""
-    values = tuple(simplify(v) if uses_any(v, variables) else v for v in realize.iter_values)
+    values = tuple(simplify(v) if uses_any_var(v, variables) else v for v in realize.iter_values)
     if all(a is b for a, b in zip(values, realize.iter_values)):
         return realize
     return attrs.evolve(realize, iter_values=values)
@@ -103,6 +104,6 @@ def and_predicate(old: E.PrimExpr, extra: E.PrimExpr) -> E.PrimExpr:
 def is_reduction_binding(realize: S.BlockRealize, var: E.Var):
     """The first non-spatial iterator whose binding uses ``var``, or None."""
     for iv, value in zip(realize.block.iter_vars, realize.iter_values):
-        if iv.iter_type != S.IterVar.DataPar and uses_any(value, [var]):
+        if iv.iter_type != S.IterVar.DataPar and uses_any_var(value, [var]):
             return iv
     return None

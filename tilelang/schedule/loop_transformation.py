@@ -8,11 +8,14 @@ when a precondition fails.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
+
 import attrs
 
+from tilelang.arith import Analyzer, const_value
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.schedule.arith import can_prove_less, const_value, uses_any
+from tilelang.ir.analysis import uses_any_var
 from tilelang.schedule.common import (
     and_predicate,
     find_loop,
@@ -86,8 +89,7 @@ def split(func, var, factors, preserve_unit_iters=True, disable_predication=Fals
     total = None
     for fe in factor_exprs:
         total = fe if total is None else total * fe
-    dom = {v: (E.IntImm(dtype, 0), fe) for v, fe in zip(new_vars, factor_exprs)}
-    perfect = can_prove_less(value, loop.extent, dom) or (
+    perfect = _always_less(value, loop.extent, zip(new_vars, factor_exprs)) or (
         extent is not None and const_value(total) == extent
     )
     body = substitute_bindings(loop.body, {loop.loop_var: value}, simplify_changed=perfect)
@@ -99,6 +101,16 @@ def split(func, var, factors, preserve_unit_iters=True, disable_predication=Fals
     for new_var, fe in reversed(list(zip(new_vars, factor_exprs))):
         body = S.For(new_var, E.IntImm(dtype, 0), fe, S.ForKind.SERIAL, body)
     return rewrite(func, {id(loop): body}), new_vars
+
+
+def _always_less(value, bound, loops) -> bool:
+    """True when ``value < bound`` while each ``(var, extent)`` of ``loops`` runs over
+    ``range(extent)``."""
+    analyzer = Analyzer()
+    with ExitStack() as scope:
+        for var, extent in loops:
+            scope.enter_context(analyzer.bind_range(var, E.IntImm(var.dtype, 0), extent))
+        return analyzer.can_prove(value < bound)
 
 
 def _chain(tree: Tree, loops: list, primitive: str) -> list:
@@ -144,7 +156,7 @@ def fuse(func, variables, preserve_unit_iters=True):
             )
     for loop in loops:
         _check_plain_loop("fuse", loop)
-        if uses_any(loop.extent, [lp.loop_var for lp in loops]):
+        if uses_any_var(loop.extent, [lp.loop_var for lp in loops]):
             raise schedule_error("fuse", loop_subject(loop), "its extent depends on a fused loop")
     dtype = loops[0].loop_var.dtype
     if any(lp.loop_var.dtype != dtype for lp in loops):
@@ -204,7 +216,7 @@ def reorder(func, variables):
         inner_vars = [lp.loop_var for lp in new_chain[:i]]
         outer_vars = [lp.loop_var for lp in new_chain[i + 1 :]]
         for bound in (loop.min, loop.extent):
-            if uses_any(bound, outer_vars) and not uses_any(bound, inner_vars):
+            if uses_any_var(bound, outer_vars) and not uses_any_var(bound, inner_vars):
                 raise schedule_error(
                     "reorder",
                     loop_subject(loop),

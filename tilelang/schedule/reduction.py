@@ -6,8 +6,8 @@ import attrs
 
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.analysis import uses_any_var
 from tilelang.ir.functor import substitute
-from tilelang.schedule.arith import uses_any
 from tilelang.schedule.block_placement import _with_regions
 from tilelang.schedule.common import (
     block_subject,
@@ -70,12 +70,12 @@ def decompose_reduction(func, name, loop_var):
         if iv.iter_type == S.IterVar.DataPar
     ]
     inner = loops[position:]
-    init_loops = [lp for lp in inner if any(uses_any(v, [lp.loop_var]) for _, v in spatial)]
+    init_loops = [lp for lp in inner if any(uses_any_var(v, [lp.loop_var]) for _, v in spatial)]
     loop_map = {
         lp.loop_var: E.Var(f"{lp.loop_var.name}_init", lp.loop_var.dtype) for lp in init_loops
     }
     dropped = [lp.loop_var for lp in inner if lp.loop_var not in loop_map]
-    if uses_any(realize.predicate, dropped):
+    if uses_any_var(realize.predicate, dropped):
         raise schedule_error(
             "decompose_reduction", subject, "its predicate depends on a reduction loop", realize
         )

@@ -7,11 +7,12 @@ this module only substitutes bindings and relaxes loops.
 
 from __future__ import annotations
 
+from tilelang.arith import const_value, eval_interval, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.analysis import get_block_access_region
+from tilelang.ir.buffer import Range
 from tilelang.ir.functor import substitute
-from tilelang.schedule.arith import NotLinear, bound, const_value, simplify
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree
 
@@ -71,7 +72,7 @@ def relaxed_loops(tree: Tree, realize, loop: S.For, scope: str) -> dict:
             anc.thread_binding or ""
         ).startswith(threads or ("\0",))
         if (inside and anc is not loop) or bound_thread:
-            dom[anc.loop_var] = (anc.min, anc.extent)
+            dom[anc.loop_var] = Range(anc.min, anc.extent)
     return dom
 
 
@@ -90,12 +91,13 @@ def covered_region(primitive, subject, tree, realizes, buffer, loop, use_writes)
             for rng in region.region:
                 low = substitute(rng.min, bindings)
                 high = substitute(simplify(rng.min + rng.extent - 1), bindings)
-                try:
-                    dims.append((bound(low, dom)[0], bound(high, dom)[1]))
-                except NotLinear as exc:
+                lo, hi = eval_interval(low, dom)[0], eval_interval(high, dom)[1]
+                if lo is None or hi is None:
+                    unbounded = low if lo is None else high
                     raise schedule_error(
-                        primitive, subject, f"cannot bound the region: {exc}"
-                    ) from None
+                        primitive, subject, f"cannot bound the region: cannot bound {unbounded!r}"
+                    )
+                dims.append((simplify(lo), simplify(hi)))
             total = (
                 dims
                 if total is None

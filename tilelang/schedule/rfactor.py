@@ -27,12 +27,13 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from tilelang.arith import const_value
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.analysis import uses_any_var
 from tilelang.ir.buffer import Range, decl_buffer
 from tilelang.ir.functor import post_order_visit, substitute
 from tilelang.ir.structural import structural_equal
-from tilelang.schedule.arith import const_value, uses_any
 from tilelang.schedule.block_placement import _with_regions
 from tilelang.schedule.cache import rewrite_stmt
 from tilelang.schedule.common import block_subject, find_loop, fresh_name, loop_subject
@@ -157,7 +158,7 @@ def _match_reduction(subject, realize):
             realize,
         )
     reduce_vars = [iv.var for iv in block.iter_vars if iv.iter_type != S.IterVar.DataPar]
-    if any(uses_any(index, reduce_vars) for index in store.indices):
+    if any(uses_any_var(index, reduce_vars) for index in store.indices):
         raise schedule_error(
             "rfactor", subject, "the stored index depends on a reduction iterator", realize
         )
@@ -215,13 +216,13 @@ def _check_loops(subject, realize, loops, loop):
         if iv.iter_type != S.IterVar.DataPar
     ]
     name = loop.loop_var.name
-    if not any(uses_any(v, [loop.loop_var]) for v in reduce):
+    if not any(uses_any_var(v, [loop.loop_var]) for v in reduce):
         raise schedule_error(
             "rfactor", subject, f"loop {name} is not a reduction loop of the block", loop
         )
     for lp in loops:
-        if any(uses_any(v, [lp.loop_var]) for v in spatial) and any(
-            uses_any(v, [lp.loop_var]) for v in reduce
+        if any(uses_any_var(v, [lp.loop_var]) for v in spatial) and any(
+            uses_any_var(v, [lp.loop_var]) for v in reduce
         ):
             raise schedule_error(
                 "rfactor",
@@ -250,7 +251,7 @@ def _rf_block(rf_name, realize, loops, loop, store, combiner, value, rf_buffer, 
     ivs, values, vmap = [rf_iv], [rf_loop], {}
     spatial, reduce, loop_iters = [], [], {id(rf_loop): rf_iv.var}
     for iv, binding in zip(block.iter_vars, realize.iter_values):
-        if iv.iter_type == S.IterVar.DataPar or not uses_any(binding, [rf_loop]):
+        if iv.iter_type == S.IterVar.DataPar or not uses_any_var(binding, [rf_loop]):
             new = attrs.evolve(iv, var=E.Var(iv.var.name, iv.var.dtype))
             vmap[iv.var] = new.var
             (spatial if iv.iter_type == S.IterVar.DataPar else reduce).append((new, binding))
@@ -260,7 +261,7 @@ def _rf_block(rf_name, realize, loops, loop, store, combiner, value, rf_buffer, 
         for lp in loops:
             if (
                 lp is not loop
-                and uses_any(binding, [lp.loop_var])
+                and uses_any_var(binding, [lp.loop_var])
                 and id(lp.loop_var) not in loop_iters
             ):
                 new_iv = S.IterVar(
@@ -302,7 +303,9 @@ def _write_back(realize, loops, loop, store, combiner, rf_buffer, rf_var, axis):
         for iv, v in zip(block.iter_vars, realize.iter_values)
         if iv.iter_type == S.IterVar.DataPar
     ]
-    kept = [lp for lp in loops if lp is loop or any(uses_any(v, [lp.loop_var]) for _, v in spatial)]
+    kept = [
+        lp for lp in loops if lp is loop or any(uses_any_var(v, [lp.loop_var]) for _, v in spatial)
+    ]
     loop_map = {lp.loop_var: E.Var(lp.loop_var.name, lp.loop_var.dtype) for lp in kept}
     ivs, values, vmap = [], [], {}
     for iv, binding in spatial:
