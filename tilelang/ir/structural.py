@@ -71,10 +71,15 @@ class _Compare:
         if a in self.forward or b in self.backward:
             if self.forward.get(a) is not b:
                 self.fail(path, a, b, "different variables or buffers")
-        elif defines or self.defining or self.map_free_vars:
+        elif defines or self.defining or self.map_free_vars or self.is_view(a):
             self.bind(a, b, path)
         elif a is not b:
             self.fail(path, a, b, "different free variables or buffers")
+
+    def is_view(self, a) -> bool:
+        """A buffer used without a declaration over storage already mapped (the flat
+        view of a parameter in lowered code) compares by its fields, as in TVM."""
+        return isinstance(a, Buffer) and a.data in self.forward
 
     def compare(self, a, b, path, role="child") -> None:
         if _is_symbol(a) or _is_symbol(b):
@@ -132,7 +137,8 @@ class _Hash:
         number = self.numbering.get(x)
         if number is not None:
             return hash(("sym", number))
-        if not (defines or self.defining or self.map_free_vars):
+        view = isinstance(x, Buffer) and x.data in self.numbering
+        if not (defines or self.defining or self.map_free_vars or view):
             return hash(("free", id(x)))
         self.numbering[x] = len(self.numbering)
         if not isinstance(x, Var):

@@ -20,6 +20,7 @@ from tilelang.ir import (
     LetStmt,
     MatchBufferRegion,
     PrimExpr,
+    SizeVar,
     StringImm,
     Var,
     const,
@@ -112,7 +113,8 @@ class AssignBuilderMixin:
                 )
             return self.assign_one(target, axis, tree, owner)
         if isinstance(value, S.SymbolicVarSpec):
-            self.scopes.define(name, Var(name, value.dtype, span=span))
+            kind = SizeVar if value.is_size_var else Var
+            self.scopes.define(name, kind(name, value.dtype, span=span))
             return None
         if isinstance(value, S.BufferSpec):
             self.scopes.define(name, value.make(name, span))
@@ -133,6 +135,7 @@ class AssignBuilderMixin:
                     value.extents,
                     value.condition,
                     body,
+                    value.annotations,
                     scope=value.scope,
                     span=span,
                 )

@@ -167,7 +167,7 @@ class FunctionBuilder(StmtBuilderMixin):
                 if param is not None:
                     self.build_param(param, frame)
             body = self.build_body(statements_of(suite), frame)
-        body = self.root_block(body, frame)
+        body = self.root_block(body, frame, self.span(tree))
         attrs = dict(frame.attrs)
         attrs.setdefault("global_symbol", str(name_token))
         # buffer_map in parameter order, whether a buffer came from an annotation or
@@ -209,14 +209,15 @@ class FunctionBuilder(StmtBuilderMixin):
                 f"or a dtype, not {describe(annotation)}",
             )
 
-    def root_block(self, body, frame: FuncFrame):
+    def root_block(self, body, frame: FuncFrame, span):
         already_root = (
             isinstance(body, BlockRealize) and not body.block.iter_vars and not frame.root_allocs
         )
         if already_root or not (self.block_count or frame.root_allocs):
             return body
-        block = Block((), (), (), "root", body, None, tuple(frame.root_allocs))
-        return BlockRealize((), const(True), block)
+        # the implicit root block is located at the function it stands for
+        block = Block((), (), (), "root", body, None, tuple(frame.root_allocs), span=span)
+        return BlockRealize((), const(True), block, span=span)
 
 
 def _later_definition(text: str, name: str, line: int) -> int | None:

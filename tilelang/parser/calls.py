@@ -118,6 +118,11 @@ def call_dtype(ctx, callee: F.DTypeFunction, tree, args, kwargs):
     extra = set(kwargs) - {"is_size_var"}
     if extra or len(args) > 1:
         raise ctx.error(tree, f"T.{dtype} takes at most one argument")
+    if "is_size_var" in kwargs:
+        flag = ctx.exprs.eval(kwargs["is_size_var"])
+        if args or not isinstance(flag, bool):
+            raise ctx.error(tree, f"T.{dtype}(is_size_var=True) declares a size variable")
+        return S.SymbolicVarSpec(dtype, flag)
     if not args:
         return S.SymbolicVarSpec(dtype)
     value = ctx.exprs.eval(args[0])
@@ -164,7 +169,7 @@ def call_buffer_method(ctx, method: S.BufferMethod, tree, args, kwargs):
         mode = values[0] if values else named["access_mask"]
         if not isinstance(mode, str):
             raise ctx.error(tree, 'access_ptr mode is "r", "w" or "rw"')
-        return ctx.guard(
+        call = ctx.guard(
             tree,
             ops.access_ptr,
             buffer,
@@ -173,6 +178,7 @@ def call_buffer_method(ctx, method: S.BufferMethod, tree, args, kwargs):
             named.get("extent"),
             ctx.span(tree),
         )
+        return F.locate_arguments(call, ctx.span(tree))
     indices = values[0] if len(values) == 1 and isinstance(values[0], (list, tuple)) else values
     ctx.exprs.check_arity(buffer, len(indices), tree)
     return ctx.guard(tree, buffer.vload, indices)

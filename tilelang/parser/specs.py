@@ -53,6 +53,15 @@ class AttrSpec:
 
 
 @attrs.frozen
+class AssertSpec:
+    """``T.Assert(condition, message)``, consumed by ``with`` (an assert over a body
+    that is not the rest of its block)."""
+
+    condition: PrimExpr
+    message: object
+
+
+@attrs.frozen
 class AxisSpec:
     """``T.axis.spatial(dom, binding)`` and friends: one block iterator."""
 
@@ -84,11 +93,13 @@ class BufferSpec:
 
     def make(self, name: str, span=None) -> Buffer:
         """The buffer, named ``name``."""
+        # a fresh data pointer is located where the buffer is declared
+        data = self.data if self.data is not None else Var(name, "handle", span=span)
         return decl_buffer(
             self.shape,
             self.dtype,
             name,
-            data=self.data,
+            data=data,
             strides=self.strides,
             elem_offset=self.elem_offset,
             scope=self.scope,
@@ -127,13 +138,16 @@ class AllocateSpec:
     dtype: DataType
     scope: str
     condition: PrimExpr
+    annotations: dict = attrs.Factory(dict)
 
 
 @attrs.frozen
 class SymbolicVarSpec:
-    """``T.int64()``: a new symbolic variable, named by the assignment."""
+    """``T.int64()``: a new symbolic variable, named by the assignment;
+    ``T.int64(is_size_var=True)`` makes a :class:`~tilelang.ir.SizeVar` (known >= 0)."""
 
     dtype: DataType
+    is_size_var: bool = False
 
 
 @attrs.frozen

@@ -17,18 +17,21 @@ from tilelang.ir import (
     AttrStmt,
     Block,
     BlockRealize,
+    Buffer,
     Evaluate,
     For,
     IfThenElse,
     LetStmt,
     PrimExpr,
     Range,
+    Span,
     StringImm,
     Var,
     While,
     const,
     seq_stmt,
 )
+from tilelang.ir.functor import StmtExprMutator
 from tilelang.parser import calls
 from tilelang.parser import specs as S
 from tilelang.parser.assign_builder import AssignBuilderMixin
@@ -67,10 +70,10 @@ class StmtBuilderMixin(AssignBuilderMixin):
                 segments.append([result, []])
             else:
                 segments[-1][1].append(result)
-        body = seq_stmt(*segments[-1][1])
+        body = _located_seq(segments[-1][1])
         for index in range(len(segments) - 1, 0, -1):
             body = segments[index][0].make(body)
-            body = seq_stmt(*segments[index - 1][1], body)
+            body = _located_seq([*segments[index - 1][1], body])
         return body
 
     def build_suite(self, suite, owner=None):
@@ -204,11 +207,11 @@ class StmtBuilderMixin(AssignBuilderMixin):
 
     def stmt_with_stmt(self, tree, owner):
         context_tree, as_target, suite = tree.children
-        if as_target is not None:
-            raise self.error(as_target, "`with ... as name` is not used in TIR")
-        if _is_call_of(context_tree, "let"):
+        if _is_call_of(context_tree, "let") and as_target is None:
             return self.let_scope(context_tree, suite)
         value = self.exprs.eval(context_tree)
+        if as_target is not None:
+            return self.named_scope(value, context_tree, as_target, suite)
         if isinstance(value, S.BlockSpec):
             return self.build_block(value, tree, suite)
         if isinstance(value, S.InitSpec):
@@ -221,9 +224,30 @@ class StmtBuilderMixin(AssignBuilderMixin):
         if isinstance(value, S.AttrSpec):
             body = self.build_suite(suite)
             return AttrStmt(value.node, value.key, value.value, body, span=self.stmt_span(tree))
+        if isinstance(value, S.AssertSpec):
+            condition = self.exprs.condition(value.condition, context_tree)
+            body = self.build_suite(suite)
+            return AssertStmt(condition, value.message, body, span=self.stmt_span(tree))
         raise self.error(
-            context_tree, f"`with` takes T.block, T.init, T.let or T.attr, not {describe(value)}"
+            context_tree,
+            f"`with` takes T.block, T.init, T.let, T.attr or T.Assert, not {describe(value)}",
         )
+
+    def named_scope(self, value, context_tree, target, suite):
+        """``with T.allocate(...) as x:`` / ``with T.decl_buffer(...) as B:``: the
+        allocation or declaration holds for the indented body only (the printer's form
+        for one that is not last in its sequence, as in TVM)."""
+        if not isinstance(value, (S.AllocateSpec, S.DeclBufferSpec)):
+            raise self.error(
+                context_tree,
+                f"`with ... as name` takes T.allocate or T.decl_buffer, not {describe(value)}",
+            )
+        if not (isinstance(target, Tree) and target.data == "name"):
+            raise self.error(target, "`with ... as` binds a name")
+        with self.scopes.frame():
+            wrapper = self.assign_one(target, value, context_tree, None)
+            body = self.build_body(statements_of(suite), None)
+        return wrapper.make(body)
 
     def let_scope(self, call, suite):
         args, kwargs = calls.split_arguments(self, call.children[1])
@@ -265,10 +289,11 @@ class StmtBuilderMixin(AssignBuilderMixin):
             from tilelang.ir.analysis import get_block_read_write_region
 
             reads, writes = get_block_read_write_region(block)
+            locate = _Locate(span)
             block = attrs.evolve(
                 block,
-                reads=frame.reads if frame.reads is not None else tuple(reads),
-                writes=frame.writes if frame.writes is not None else tuple(writes),
+                reads=frame.reads if frame.reads is not None else locate.all(reads),
+                writes=frame.writes if frame.writes is not None else locate.all(writes),
             )
         predicate = frame.predicate if frame.predicate is not None else const(True)
         return BlockRealize(frame.iter_values, predicate, block, span=span)
@@ -277,6 +302,34 @@ class StmtBuilderMixin(AssignBuilderMixin):
         raise self.error(tree, "functions cannot be nested in a prim_func")
 
     stmt_classdef = stmt_decorated = stmt_funcdef
+
+
+class _Locate(StmtExprMutator):
+    """Gives the nodes an inferred region is made of (and lacks a source position
+    for) the position of the block it was inferred for; variables keep theirs."""
+
+    def __init__(self, span):
+        self.span = span
+
+    def all(self, regions) -> tuple:
+        return tuple(self.visit(r) for r in regions)
+
+    def visit(self, node):
+        new = super().visit(node)
+        if isinstance(new, (Var, Buffer)) or getattr(new, "span", True) is not None:
+            return new
+        return attrs.evolve(new, span=self.span)
+
+
+def _located_seq(stmts: list):
+    """``seq_stmt(*stmts)`` spanning from the first statement to the last."""
+    first, last = (stmts[0].span, stmts[-1].span) if stmts else (None, None)
+    span = None
+    if first is not None and last is not None:
+        end_line = last.end_line if last.end_line is not None else last.line
+        end_column = last.end_column if last.end_column is not None else last.column
+        span = Span(first.source, first.line, first.column, end_line, end_column)
+    return seq_stmt(*stmts, span=span)
 
 
 def _is_call_of(tree, name: str) -> bool:

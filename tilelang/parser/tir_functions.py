@@ -8,7 +8,9 @@ signature is the argument check (see that module). Names of dtypes (``T.int32``,
 
 from __future__ import annotations
 
-from tilelang.ir import BufferRegion, Cast, IterVar, Range, Var, const, convert
+import attrs
+
+from tilelang.ir import BufferRegion, Call, Cast, IterVar, Range, StringImm, Var, const, convert
 from tilelang.ir import op as ops
 from tilelang.ir.convert import binary, match_types
 from tilelang.ir.expr import Broadcast, Ramp
@@ -284,7 +286,11 @@ def decl_buffer(
 def allocate(extents, dtype, scope="global", condition=True, annotations=None):
     condition = as_expr(condition, "condition")
     return S.AllocateSpec(
-        as_shape(extents, "extents"), as_dtype(dtype), as_str(scope, "scope"), condition
+        as_shape(extents, "extents"),
+        as_dtype(dtype),
+        as_str(scope, "scope"),
+        condition,
+        as_dict(annotations, "annotations"),
     )
 
 
@@ -294,6 +300,11 @@ def allocate(extents, dtype, scope="global", condition=True, annotations=None):
 @tir_function("evaluate")
 def evaluate(value):
     return S.Evaluated(as_expr(value, "value"))
+
+
+@tir_function("Assert")
+def assert_(condition, message):
+    return S.AssertSpec(as_expr(condition, "condition"), as_str(message, "message"))
 
 
 @tir_function("attr")
@@ -364,9 +375,22 @@ def call_extern(*args, dtype=None, span=None):
     if not args:
         raise ArgError("T.call_extern needs the name of the C function")
     name = as_str(args[0], "args")
-    return ops.call_extern(
+    call = ops.call_extern(
         as_dtype(dtype), name, *(as_expr(a, "args") for a in args[1:]), span=span
     )
+    return locate_arguments(call, span)
+
+
+def locate_arguments(call, span):
+    """``call`` with the arguments it made itself (the function-name string, a
+    ``type_annotation``) located at the call: every node from source has a span."""
+    args = tuple(
+        attrs.evolve(a, span=span) if isinstance(a, (Call, StringImm)) and a.span is None else a
+        for a in call.args
+    )
+    if all(a is b for a, b in zip(args, call.args)):
+        return call
+    return attrs.evolve(call, args=args)
 
 
 @tir_function("type_annotation")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Buffer, BufferRegion, MatchBufferRegion, Range
+from tilelang.ir.dtype import INT32
 from tilelang.ir.function import IRModule, PrimFunc
 from tilelang.ir.printer.expr import string_literal
 from tilelang.ir.printer.names import NameTable, sanitize
@@ -19,6 +20,29 @@ def _buffer_vars(buffer: Buffer) -> list[E.Var]:
         for var in collect_vars(part):
             if not any(var is f for f in found):
                 found.append(var)
+    return found
+
+
+def undeclared_buffers(func: PrimFunc) -> list[Buffer]:
+    """Buffers the body uses that neither the parameters nor the body declare, in
+    order of first use: the flat views of parameters that lowering makes. They print
+    at the top of the body as ``A_1 = T.Buffer((n,), "float32", data=A.data)``, as
+    TVM prints them, so that the text parses back."""
+    from tilelang.ir.functor import StmtExprVisitor
+
+    declared = {id(b): b for b in func.buffer_map.values()}
+    found: list[Buffer] = []
+
+    class _Collect(StmtExprVisitor):
+        def visit_buffer_def(self, buffer):
+            declared[id(buffer)] = buffer
+
+        def visit_buffer_ref(self, buffer):
+            if id(buffer) not in declared:
+                declared[id(buffer)] = buffer
+                found.append(buffer)
+
+    _Collect().visit(func.body)
     return found
 
 
@@ -51,6 +75,19 @@ def implicit_root(func: PrimFunc) -> S.Block | None:
     if simple and (block.alloc_buffers or _contains_block(block.body)):
         return block
     return None
+
+
+def _mentions(value, var: E.Var) -> bool:
+    """``var`` occurs in an attribute value (nested lists, dicts, expressions)."""
+    from tilelang.ir.analysis import collect_vars
+
+    if isinstance(value, E.PrimExpr):
+        return any(v is var for v in collect_vars(value))
+    if isinstance(value, (list, tuple)):
+        return any(_mentions(x, var) for x in value)
+    if isinstance(value, dict):
+        return any(_mentions(x, var) for x in value.values())
+    return False
 
 
 class ScriptPrinter(StmtPrinter):
@@ -107,7 +144,7 @@ class ScriptPrinter(StmtPrinter):
         if buffer.strides:
             strides = ", ".join(self.expr(s) for s in buffer.strides)
             args.append(f"strides=({strides}{',' if len(buffer.strides) == 1 else ''})")
-        if not _is_zero(buffer.elem_offset):
+        if not (_is_zero(buffer.elem_offset) and buffer.elem_offset.dtype == INT32):
             args.append(f"elem_offset={self.expr(buffer.elem_offset)}")
         if buffer.scope != "global":
             args.append(f"scope={string_literal(buffer.scope)}")
@@ -139,12 +176,20 @@ class ScriptPrinter(StmtPrinter):
         self.emit(f"def {sanitize(name)}({', '.join(params)}){returns}:")
         self.indent += 1
         try:
-            if func.attrs:
+            # attributes naming size variables (a lowered function's ``tl.size_vars``)
+            # come after the variables' definitions, the others first as in TVM
+            attrs_late = any(_mentions(func.attrs, var) for var in size_vars)
+            if func.attrs and not attrs_late:
                 self.emit(f"T.func_attr({self.value(func.attrs)})")
             for var in size_vars:
-                self.emit(f"{self.define_var(var)} = T.{var.dtype}()")
+                self.emit(f"{self.define_var(var)} = {self.size_var_call(var)}")
+            if func.attrs and attrs_late:
+                self.emit(f"T.func_attr({self.value(func.attrs)})")
             for param, buffer in matched:
                 call = self.buffer_call("T.match_buffer", buffer, source=self.var_name(param))
+                self.emit(f"{self.define_buffer(buffer)} = {call}")
+            for buffer in undeclared_buffers(func):
+                call = self.buffer_call("T.Buffer", buffer, data=True)
                 self.emit(f"{self.define_buffer(buffer)} = {call}")
             root = implicit_root(func)
             if root is not None:
@@ -156,6 +201,11 @@ class ScriptPrinter(StmtPrinter):
                 self.print_stmt(func.body, tail=True)
         finally:
             self.indent -= 1
+
+    def size_var_call(self, var: E.Var) -> str:
+        """``T.int32()``, or ``T.int32(is_size_var=True)`` for a SizeVar (as TVM)."""
+        flag = "is_size_var=True" if isinstance(var, E.SizeVar) else ""
+        return f"T.{var.dtype}({flag})"
 
     def param_buffer(self, buffer: Buffer) -> str:
         return self.buffer_call("T.Buffer", buffer)
