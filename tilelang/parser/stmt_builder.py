@@ -208,10 +208,10 @@ class StmtBuilderMixin(AssignBuilderMixin):
     def stmt_with_stmt(self, tree, owner):
         context_tree, as_target, suite = tree.children
         if _is_call_of(context_tree, "let") and as_target is None:
-            return self.let_scope(context_tree, suite)
+            return self.let_scope(context_tree, suite, self.stmt_span(tree))
         value = self.exprs.eval(context_tree)
         if as_target is not None:
-            return self.named_scope(value, context_tree, as_target, suite)
+            return self.named_scope(value, tree, as_target, suite)
         if isinstance(value, S.BlockSpec):
             return self.build_block(value, tree, suite)
         if isinstance(value, S.InitSpec):
@@ -233,10 +233,11 @@ class StmtBuilderMixin(AssignBuilderMixin):
             f"`with` takes T.block, T.init, T.let, T.attr or T.Assert, not {describe(value)}",
         )
 
-    def named_scope(self, value, context_tree, target, suite):
+    def named_scope(self, value, tree, target, suite):
         """``with T.allocate(...) as x:`` / ``with T.decl_buffer(...) as B:``: the
         allocation or declaration holds for the indented body only (the printer's form
         for one that is not last in its sequence, as in TVM)."""
+        context_tree = tree.children[0]
         if not isinstance(value, (S.AllocateSpec, S.DeclBufferSpec)):
             raise self.error(
                 context_tree,
@@ -247,9 +248,9 @@ class StmtBuilderMixin(AssignBuilderMixin):
         with self.scopes.frame():
             wrapper = self.assign_one(target, value, context_tree, None)
             body = self.build_body(statements_of(suite), None)
-        return wrapper.make(body)
+        return attrs.evolve(wrapper.make(body), span=self.stmt_span(tree))
 
-    def let_scope(self, call, suite):
+    def let_scope(self, call, suite, stmt_span):
         args, kwargs = calls.split_arguments(self, call.children[1])
         if len(args) != 2 or kwargs:
             raise self.error(call, "T.let takes (name, value)")
@@ -262,7 +263,7 @@ class StmtBuilderMixin(AssignBuilderMixin):
         with self.scopes.frame():
             self.scopes.define(var.name, var)
             body = self.build_body(statements_of(suite), None)
-        return LetStmt(var, value, body, span=self.span(call))
+        return LetStmt(var, value, body, span=stmt_span)
 
     def build_block(self, spec: S.BlockSpec, tree, suite):
         frame = BlockFrame(spec.name, tree)
