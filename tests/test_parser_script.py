@@ -115,3 +115,70 @@ def test_t_helpers_build_ir_like_tvm():
     assert isinstance(T.exp(zero), Call) and T.exp(zero).op == "exp"
     assert T.Cast("float32", n).dtype == "float32"
     assert T.float32("inf").value == float("inf")
+
+
+SEED_MODULE_FILE = """
+import numpy as np
+
+import tilelang as tvm
+from tilelang.script import tir as T
+
+
+@tvm.script.ir_module
+class MyModule:
+    @T.prim_func
+    def mm_relu(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"),
+                C: T.Buffer((8, 8), "float32")):
+        T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
+        Y = T.alloc_buffer((8, 8), dtype="float32")
+        for i, j, k in T.grid(8, 8, 8):
+            with T.block("Y"):
+                vi = T.axis.spatial(8, i)
+                vj = T.axis.spatial(8, j)
+                vk = T.axis.reduce(8, k)
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        for i, j in T.grid(8, 8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                vj = T.axis.spatial(8, j)
+                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+
+assert isinstance(MyModule, tvm.IRModule) and tvm.script.tir is T
+a, b = np.random.rand(8, 8).astype("float32"), np.random.rand(8, 8).astype("float32") - 0.5
+c = np.zeros((8, 8), "float32")
+tvm.build(MyModule, target="python")["mm_relu"](a, b, c)
+np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5)
+print(MyModule.script())
+"""
+
+
+def test_tvm_style_module_file_with_import_tilelang_as_tvm(tmp_path):
+    """SEED §1 as a user writes it: ``import tilelang as tvm``, then
+    ``@tvm.script.ir_module`` (``tilelang.script`` loads on first use)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "my_module.py"
+    path.write_text(SEED_MODULE_FILE)
+    result = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert "def mm_relu(" in result.stdout and 'with T.block("Y"):' in result.stdout
+
+
+def test_import_tilelang_does_not_load_the_decorators():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tilelang\n"
+        "assert 'tilelang.script' not in sys.modules\n"
+        "assert tilelang.script.ir_module is not None\n"
+        "assert 'tilelang.script' in sys.modules\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

@@ -54,6 +54,10 @@ def __getattr__(name):
         import tilelang.tir as tir
 
         return tir
+    if name == "script":  # @tvm.script.ir_module with `import tilelang as tvm`
+        import tilelang.script as script
+
+        return script
     if name in ("build", "nd", "cpu", "cuda"):
         from tilelang import runtime
 
@@ -63,6 +67,6 @@ def __getattr__(name):
 
 __all__ = [
     "build", "nd", "cpu", "cuda", "Target", "Schedule", "tir", "register_func", "get_global_func",
-    "ir", "IRModule", "PrimFunc", "parse", "parse_file", "ArgumentError", "BuildError",
+    "script", "ir", "IRModule", "PrimFunc", "parse", "parse_file", "ArgumentError", "BuildError",
     "ScheduleError", "TileLangError", "TIRSyntaxError", "TIRTypeError",
 ]  # fmt: skip
