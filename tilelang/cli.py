@@ -3,11 +3,14 @@
     tilec FILE.tir --emit tir        print the canonical form of the program
     tilec FILE.tir --emit c          lower and print the generated C
     tilec FILE.tir --run --check     build, run on random inputs, time, compare
+    tilec FILE.tir --tune 64 --database DIR   tune, then emit the best schedule
 
 The compilation options (``--target``, ``--func``, ``-O``, ``--schedule``, pass
 options) are in :mod:`tilelang.cli_backend`, running and checking in
-:mod:`tilelang.cli_run`. The whole command runs inside the PassContext the options
-ask for, so every emitter that lowers honours ``-O`` and the pass options.
+:mod:`tilelang.cli_run`, tuning in :mod:`tilelang.tune.cli` (``--tune`` schedules the
+program before it is emitted, run or checked). The whole command runs inside the
+PassContext the options ask for, so every emitter that lowers honours ``-O`` and the
+pass options.
 
 Exit status: 0 on success, 1 for a bad program (the diagnostic goes to stderr; a user
 never sees a Python traceback), 2 for bad usage.
@@ -26,6 +29,7 @@ import sys
 from collections.abc import Callable
 
 from tilelang import cli_backend, cli_run
+from tilelang.tune import cli as tune_cli
 
 
 def emit_tir(module, args) -> str:
@@ -71,6 +75,7 @@ def make_argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", help="write the output to this file, not stdout")
     cli_backend.add_backend_arguments(parser)
     cli_run.add_run_arguments(parser)
+    tune_cli.add_arguments(parser)
     return parser
 
 
@@ -85,6 +90,8 @@ def run(args) -> int:
         with cli_backend.pass_context(args):
             original = cli_backend.select_function(module, args)
             module = cli_backend.apply_schedule(original, args)
+            if args.tune is not None:
+                module = tune_cli.tune_module(module, args)
             if args.emit or not (args.run or args.check):
                 emitter, _ = EMITTERS[args.emit or "tir"]
                 status = write_output(emitter(module, args), args)

@@ -3,7 +3,7 @@ the emitters that lower and generate code.
 
     tilec FILE.tir [--func NAME] [--schedule sched.py] [--target c|python|llvm|cuda]
                    [-O0..-O3] [--disable-pass NAME] [--print-after NAME | --print-after-all]
-                   [--emit lowered|python|c|so] [-o OUT]
+                   [--emit lowered|python|c|so|llvm|asm|obj] [-o OUT]
 
 * ``--func NAME`` keeps only that function of the module.
 * ``--schedule sched.py`` runs ``def schedule(sch)`` from that file on a
@@ -73,8 +73,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("compilation")
     group.add_argument(
         "--target",
-        type=parse_target,
-        default="llvm",
+        type=parse_target,  # a default of None: checking "llvm" would load the runtime
         help="backend to build and run with: llvm (default), c, python, cuda, with "
         "options as in 'llvm -num-cores=1'",
     )
@@ -160,7 +159,7 @@ def target_of(args, spec: str | None = None):
     """The Target for ``--target`` (or ``spec``), with ``-O`` as its opt level."""
     from tilelang.target import Target
 
-    target = Target(spec or args.target)
+    target = Target(spec or args.target or "llvm")
     if args.opt_level is not None and target.kind in ("c", "llvm"):
         return Target(target, **{"opt-level": args.opt_level})
     return target
@@ -277,6 +276,33 @@ def emit_c(module, args) -> str:
     return generate_c(lowered(module, args), target_of(args, "c")).text
 
 
+def _llvm_module(module, args, emit: str):
+    """The LLVM backend's module of the lowered program (``--target llvm``)."""
+    import tilelang
+
+    kind = target_of(args).kind
+    if kind != "llvm":
+        raise UsageError(f"--emit {emit} needs --target llvm, not {kind}")
+    return tilelang.build(lowered(module, args), target=target_of(args)).backend_module
+
+
+def emit_llvm(module, args) -> str:
+    """The optimised LLVM IR (``get_source("ll")``)."""
+    return _llvm_module(module, args, "llvm").get_source("ll")
+
+
+def emit_asm(module, args) -> str:
+    """Assembly for the target CPU (``get_source("asm")``)."""
+    return _llvm_module(module, args, "asm").get_source("asm")
+
+
+def emit_obj(module, args) -> bytes:
+    """An object file, as bytes for ``-o``."""
+    if not args.output:
+        raise UsageError("--emit obj writes a binary; give -o FILE")
+    return _llvm_module(module, args, "obj").emit("obj")
+
+
 def emit_so(module, args) -> bytes:
     """A shared library for ``--target`` (c or llvm), as bytes for ``-o``."""
     import tempfile
@@ -299,4 +325,7 @@ EMITTERS = {
     "python": (emit_python, "the reference backend's NumPy source"),
     "c": (emit_c, "the generated C source"),
     "so": (emit_so, "a shared library for --target c|llvm (needs -o FILE)"),
+    "llvm": (emit_llvm, "the optimised LLVM IR (--target llvm)"),
+    "asm": (emit_asm, "assembly for the target CPU (--target llvm)"),
+    "obj": (emit_obj, "an object file (--target llvm; needs -o FILE)"),
 }

@@ -11,13 +11,25 @@
 See docs/tuning.md.
 """
 
-from tilelang.tune.database import JSONDatabase, TuningRecord
-from tilelang.tune.flop import estimate_flop
-from tilelang.tune.space import DecisionSchedule, apply_space, mutate
-from tilelang.tune.space_cpu import generic_space
-from tilelang.tune.trace_json import replay, trace_from_json, trace_to_json
-from tilelang.tune.tuner import compile_tir, tune_tir
-from tilelang.tune.workload import workload_hash
+# Loaded on first use (PEP 562), so that importing tilelang.tune.cli for tilec's
+# option table does not load the schedule and the search.
+_EXPORTS = {
+    "JSONDatabase": "database", "TuningRecord": "database", "estimate_flop": "flop",
+    "DecisionSchedule": "space", "apply_space": "space", "mutate": "space",
+    "generic_space": "space_cpu", "replay": "trace_json", "trace_from_json": "trace_json",
+    "trace_to_json": "trace_json", "compile_tir": "tuner", "tune_tir": "tuner",
+    "workload_hash": "workload",
+}  # fmt: skip
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tilelang.tune' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"tilelang.tune.{module}"), name)
+
 
 __all__ = [
     "tune_tir", "compile_tir", "JSONDatabase", "TuningRecord", "generic_space",

@@ -14,7 +14,9 @@ def add_arguments(parser) -> None:
     group = parser.add_argument_group("tuning")
     group.add_argument("--tune", type=int, metavar="N", help="tune with N trials, then emit")
     group.add_argument("--database", metavar="DIR", help="tuning work dir (default: a temp dir)")
-    group.add_argument("--tune-target", default="llvm", help="target to tune for (llvm)")
+    group.add_argument(
+        "--tune-target", help="target to tune for (default: tilec's --target, else llvm)"
+    )
     group.add_argument("--space", default="auto", help="search space (auto: the generic one)")
     group.add_argument("--plot", metavar="PNG", help="save the best-so-far curve (matplotlib)")
 
@@ -28,6 +30,7 @@ def tune_module(module, args):
         raise ArgumentError(f"--tune needs a positive number of trials, not {args.tune}")
     if args.space != "auto":
         raise ArgumentError("--space: only 'auto' can be named on the command line")
-    db = tune_tir(module, args.tune_target, space="auto", max_trials=args.tune,
+    target = args.tune_target or getattr(args, "target", None) or "llvm"
+    db = tune_tir(module, target, space="auto", max_trials=args.tune,
                   work_dir=args.database, plot=args.plot, stream=sys.stderr)  # fmt: skip
-    return compile_tir(db, module, args.tune_target)
+    return compile_tir(db, module, target)
