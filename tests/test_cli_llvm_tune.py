@@ -171,3 +171,29 @@ def test_emit_tir_loads_only_the_front_end():
     loaded = set(result.stdout.split())
     assert "tilelang.parser" in loaded and "tilelang.ir.printer" in loaded
     assert sorted(m for m in loaded if m.startswith(HEAVY)) == []
+
+
+# ---------------------------------------------------------------- README
+
+
+def readme_commands() -> list[str]:
+    """The ``tilec`` lines of the README's tilec section (comments removed)."""
+    text = (SAMPLES.parent / "README.md").read_text()
+    section = text.split("## tilec", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh", 1)[1].split("```", 1)[0]
+    return [line.split("#")[0].strip() for line in block.splitlines() if line.startswith("tilec")]
+
+
+def test_readme_tilec_commands_run(tmp_path):
+    commands = readme_commands()
+    assert len(commands) >= 3
+    for command in commands:
+        args = [a.replace("samples/", f"{SAMPLES}/") for a in command.split()[1:]]
+        env = {**os.environ, "TILELANG_CACHE_DIR": str(tmp_path / "cache")}
+        result = subprocess.run(
+            [sys.executable, "-m", "tilelang.cli", *args],
+            capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
+        )  # fmt: skip
+        assert result.returncode == 0, (command, result.stderr)
+        if "--check" in args:
+            assert "match the python reference" in result.stdout
