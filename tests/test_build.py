@@ -18,9 +18,13 @@ def _private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path / "cache"))
 
 
-def test_linear0_with_symbolic_shapes(golden):
-    lib = tilelang.build(tilelang.parse_file(SAMPLES / "linear0.tir"), target="c")
-    golden(lib.get_source())
+def test_linear0_c_source(golden):
+    golden(tilelang.build(tilelang.parse_file(SAMPLES / "linear0.tir"), target="c").get_source())
+
+
+@pytest.mark.parametrize("target", ["c", "llvm"])
+def test_linear0_with_symbolic_shapes(target):
+    lib = tilelang.build(tilelang.parse_file(SAMPLES / "linear0.tir"), target=target)
     rng = np.random.default_rng(1)
     for n, m in ((1, 1), (5, 3), (17, 64), (128, 784)):
         x = rng.standard_normal((1, m), dtype="float32")
@@ -33,9 +37,10 @@ def test_linear0_with_symbolic_shapes(golden):
         lib["linear0"](x, w, np.zeros(n + 1, "float32"), z)
 
 
+@pytest.mark.parametrize("target", ["c", "llvm"])
 @pytest.mark.parametrize("path", ["mm_relu.tir", "mm_relu_scheduled.tir"])
-def test_mm_relu_forms_match_numpy(path):
-    lib = tilelang.build(tilelang.parse_file(BENCHMARKS / path), target="c")
+def test_mm_relu_forms_match_numpy(path, target):
+    lib = tilelang.build(tilelang.parse_file(BENCHMARKS / path), target=target)
     rng = np.random.default_rng(2)
     a, b = (rng.standard_normal((128, 128), dtype="float32") for _ in range(2))
     c_nd = tilelang.nd.empty((128, 128), "float32")

@@ -350,3 +350,23 @@ def test_export_library_writes_library_and_header(tmp_path):
         ).returncode
         == 0
     )
+
+
+def test_parallel_loops_nested_in_simd_or_parallel_loops_print_serially():
+    """OpenMP rejects ``parallel for`` inside ``simd``; inner parallel loops run serially."""
+    a = Var("a", "handle")
+    A = decl_buffer((4, 3, 2), "int32", "A")
+    Af = flat(A, 24)
+    i, j, k = Var("i"), Var("j"), Var("k")
+    store = BufferStore(Af, i * 100 + j * 10 + k, (i * 6 + j * 2 + k,))
+    body = For(i, 0, 4, "vectorized", For(j, 0, 3, "parallel", For(k, 0, 2, "parallel", store)))
+    lib = tilelang.build(lowered((a,), {a: A}, body), "c")
+    assert lib.get_source().count("#pragma omp parallel") == 0
+    out = np.zeros((4, 3, 2), "int32")
+    lib["main"](out)
+    np.testing.assert_array_equal(
+        out, np.fromfunction(lambda x, y, z: x * 100 + y * 10 + z, (4, 3, 2))
+    )
+    nested = For(i, 0, 4, "parallel", For(j, 0, 3, "parallel", For(k, 0, 2, "serial", store)))
+    source = tilelang.build(lowered((a,), {a: A}, nested), "c").get_source()
+    assert source.count("#pragma omp parallel") == 1

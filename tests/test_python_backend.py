@@ -1,5 +1,6 @@
 """The reference Python backend: generated lnumpy source, and numbers against NumPy
-(small sizes: the generated code runs element by element in Python)."""
+(small sizes: the generated code runs element by element in Python). The numerical
+tests run on every CPU backend (python, c, llvm), so all three are held to one oracle."""
 
 from __future__ import annotations
 
@@ -79,18 +80,26 @@ def compile_text(text: str):
     return build(tilelang.lower(tilelang.parse(text)))
 
 
+CPU_TARGETS = ["python", "c", "llvm"]
+
+
+def build_text(text: str, target: str):
+    return tilelang.build(tilelang.parse(text), target=target)
+
+
 def rand(*shape, dtype="float32", seed=0):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
 
+@pytest.mark.parametrize("target", CPU_TARGETS)
 @pytest.mark.parametrize(
     "text", [MM_RELU, MM_RELU_SCHEDULED, MM_RELU_DECOMPOSED], ids=["plain", "sched", "decomp"]
 )
-def test_mm_relu_forms_match_numpy(text):
-    mod = compile_text(text)
+def test_mm_relu_forms_match_numpy(text, target):
+    lib = build_text(text, target)
     a, b = rand(16, 16, seed=1), rand(16, 16, seed=2)
     c = np.zeros((16, 16), "float32")
-    mod.functions["mm_relu"](a, b, c)
+    lib["mm_relu"](a, b, c)
     np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5, atol=1e-5)
 
 
@@ -103,7 +112,7 @@ def test_scheduled_form_allocates_the_compacted_tile():
     assert "Y = np.empty(4, dtype=np.float32)" in source
 
 
-def test_linear0_with_symbolic_sizes():
+def test_linear0_with_symbolic_sizes_takes_sizes_last():
     lowered = tilelang.lower(tilelang.parse_file("samples/linear0.tir"))
     fn = build(lowered).functions["linear0"]
     m, n = 7, 5
@@ -113,7 +122,8 @@ def test_linear0_with_symbolic_sizes():
     np.testing.assert_allclose(z, x @ w.T + b, rtol=1e-5, atol=1e-5)
 
 
-def test_matmul_two_blocks_through_tilelang_build():
+@pytest.mark.parametrize("target", CPU_TARGETS)
+def test_matmul_two_blocks_through_tilelang_build(target):
     text = """
 @T.prim_func
 def matmul(a: T.handle, b: T.handle, c: T.handle) -> None:
@@ -129,15 +139,16 @@ def matmul(a: T.handle, b: T.handle, c: T.handle) -> None:
         vi, vj, vk = T.axis.remap("SSR", [i, j, k])
         C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
 """
-    lib = tilelang.build(tilelang.parse(text), target="python")
+    lib = tilelang.build(tilelang.parse(text), target=target)
     a, b = rand(16, 16, seed=6), rand(16, 16, seed=7)
     c = np.empty((16, 16), "float32")
     lib["matmul"](a, b, c)
     np.testing.assert_allclose(c, a @ b.T, rtol=1e-5, atol=1e-5)
 
 
-def test_loop_kinds_sample_matches_a_numpy_reference():
-    lib = tilelang.build(tilelang.parse_file("samples/loop_kinds.tir"), target="python")
+@pytest.mark.parametrize("target", CPU_TARGETS)
+def test_loop_kinds_sample_matches_a_numpy_reference(target):
+    lib = tilelang.build(tilelang.parse_file("samples/loop_kinds.tir"), target=target)
     for n in (-3, 1, 3, 9):
         a, b = np.abs(rand(16, seed=8)), np.abs(rand(2, 4, seed=9))
         ea, eb = a.copy(), b.copy()
@@ -154,15 +165,17 @@ def test_loop_kinds_sample_matches_a_numpy_reference():
         np.testing.assert_allclose(b, eb, rtol=1e-6)
 
 
-def test_window_sum_gpu_form_runs_sequentially():
-    lib = tilelang.build(tilelang.parse_file("samples/window_sum_gpu.tir"), target="python")
+@pytest.mark.parametrize("target", CPU_TARGETS)
+def test_window_sum_gpu_form_runs_sequentially(target):
+    lib = tilelang.build(tilelang.parse_file("samples/window_sum_gpu.tir"), target=target)
     a, b = rand(1027, seed=10), np.zeros(1024, "float32")
     lib["main"](a, b)
     np.testing.assert_allclose(b, a[:1024] + a[1:1025] + a[2:1026], rtol=1e-6)
 
 
-def test_strided_loops_with_lets():
-    lib = tilelang.build(tilelang.parse_file("samples/strided_let.tir"), target="python")
+@pytest.mark.parametrize("target", CPU_TARGETS)
+def test_strided_loops_with_lets(target):
+    lib = tilelang.build(tilelang.parse_file("samples/strided_let.tir"), target=target)
     a = np.zeros(48, "int32")
     lib["strided"](a, 5, 7)
     expected = np.zeros(48, "int32")
@@ -189,9 +202,10 @@ def sem(A: T.Buffer((8,), "int32"), F: T.Buffer((4,), "float32"), I8: T.Buffer((
 """
 
 
+@pytest.mark.parametrize("target", CPU_TARGETS)
 @pytest.mark.parametrize("a,b", [(-7, 2), (7, -2), (-7, -2), (9, 4)])
-def test_integer_and_float_semantics_follow_c(a, b):
-    fn = compile_text(SEMANTICS).functions["sem"]
+def test_integer_and_float_semantics_follow_c(a, b, target):
+    fn = build_text(SEMANTICS, target)["sem"]
     out = np.zeros(8, "int32")
     floats = np.array([-2.7, 0, 1e8, 1], "float32")
     small = np.array([100, 100], "int8")

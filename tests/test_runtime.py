@@ -108,9 +108,10 @@ def test_export_library_unsupported(recording):
 # ------------------------------------------------------- argument checking
 
 
-@pytest.fixture
-def lib():
-    return tilelang.build(linear_add(), target="c")
+@pytest.fixture(params=["c", "llvm", "python"])
+def lib(request):
+    """The same checked function on every CPU backend: checks happen before any of them."""
+    return tilelang.build(linear_add(), target=request.param)
 
 
 def good_args():

@@ -81,6 +81,7 @@ class CLikePrinter(NodeFunctor):
         self.level = 0
         self.lane: str | None = None  # the lane variable while printing a vector store
         self.in_parallel = False
+        self.in_simd = False
         self.pointer_types: dict[int, object] = {}  # id(data var) -> element dtype
         self.helpers: set[str] = set()  # helper functions the code needs
         self.externs: dict[str, tuple] = {}  # extern name -> (return dtype, arg C types)
@@ -149,13 +150,20 @@ class CLikePrinter(NodeFunctor):
         if op.kind is S.ForKind.THREAD_BINDING and op.thread_binding in self.thread_index_names:
             self.print_thread_binding(op)
             return
-        nested_parallel = self.in_parallel
-        if op.kind is S.ForKind.PARALLEL and self.parallel_pragma and not nested_parallel:
+        nested_parallel, nested_simd = self.in_parallel, self.in_simd
+        # OpenMP forbids a parallel region inside a simd loop, and a parallel loop inside
+        # another would oversubscribe the cores: such inner loops print as serial loops.
+        if (
+            op.kind is S.ForKind.PARALLEL
+            and self.parallel_pragma
+            and not (nested_parallel or nested_simd)
+        ):
             threads = f" num_threads({self.num_threads})" if self.num_threads else ""
             self.emit(self.parallel_pragma + threads)
             self.in_parallel = True
         elif op.kind is S.ForKind.VECTORIZED and self.simd_pragma:
             self.emit(self.simd_pragma)
+            self.in_simd = True
         elif op.kind is S.ForKind.UNROLLED and self.unroll_pragma:
             if isinstance(op.extent, E.IntImm):
                 self.emit(self.unroll_pragma.format(n=op.extent.value))
@@ -171,7 +179,7 @@ class CLikePrinter(NodeFunctor):
         self.enter(f"for ({kind} {var} = {start}; {var} < {stop}; {increment})")
         self.visit(op.body)
         self.close_block()
-        self.in_parallel = nested_parallel
+        self.in_parallel, self.in_simd = nested_parallel, nested_simd
 
     def _loop_stop(self, start: E.PrimExpr, extent: E.PrimExpr) -> str:
         if isinstance(start, E.IntImm) and start.value == 0:

@@ -74,6 +74,15 @@ class For(Stmt):
     step: E.PrimExpr | None = child(default=None, converter=_optional_expr)
     span: object = span_field()
 
+    def __attrs_post_init__(self):
+        # ``For(i64_var, 0, n)``: a constant bound takes the loop variable's type, as a
+        # literal does in ``i + 1`` (the converters cannot see the loop variable).
+        dtype = self.loop_var.dtype
+        for name in ("min", "extent", "step"):
+            bound = getattr(self, name)
+            if isinstance(bound, E.IntImm) and bound.dtype != dtype and dtype.is_integer():
+                object.__setattr__(self, name, E.IntImm(dtype, bound.value, span=bound.span))
+
 
 @attrs.frozen(eq=False, repr=False)
 class While(Stmt):

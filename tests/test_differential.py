@@ -1,14 +1,15 @@
-"""Differential testing: random runnable programs give the same results under the llvm
-backend as under the Python reference backend.
+"""Differential testing: random runnable programs give the same results under the c and
+llvm backends as under the Python reference backend.
 
 Each hypothesis example draws a batch of programs and compiles the batch as ONE module
-per backend, so LLVM's per-build cost is paid 4 times, not 200 times:
-4 examples x 50 programs = 200 programs per run.
+per backend, so the per-build cost (gcc, LLVM) is paid 4 times, not 200 times:
+4 examples x 50 programs = 200 programs per run and per backend.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,12 +29,13 @@ def _named(case, index):
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(st.data())
-def test_llvm_agrees_with_the_python_backend(data):
+@given(data=st.data())
+@pytest.mark.parametrize("target", ["c", "llvm -num-cores=2"])
+def test_backend_agrees_with_the_python_backend(target, data):
     cases = [data.draw(program_cases(), label=f"case {i}") for i in range(BATCH)]
     mod = tilelang.IRModule(dict(_named(case, i) for i, case in enumerate(cases)))
     reference = tilelang.build(mod, "python")
-    compiled = tilelang.build(mod, "llvm -num-cores=2")
+    compiled = tilelang.build(mod, target)
     for index, case in enumerate(cases):
         name = f"case_{index}"
         expected = case.make_arguments(seed=index)
