@@ -37,8 +37,9 @@ LOAD = intrinsic("tl_load", src=tensor("r", 4), slot="int32")
 STORE = intrinsic("tl_store", dst=tensor("w", 4), slot="int32")
 
 # The "accelerator": two scratch slots; load gathers a strided 4-D sub-tensor into a
-# slot, store scatters a slot into a strided 4-D sub-tensor. A shape mismatch between
-# the two poisons the output with NaN so that a test notices it.
+# slot, store scatters a slot into a strided 4-D sub-tensor. A store whose shape differs
+# from the slot's load poisons its output with NaN, and every instruction is counted
+# (tl_count), so that a test sees both kinds of mistakes.
 INSTRUCTION_LIBRARY = r"""
 #include <math.h>
 #include <stdint.h>
@@ -46,11 +47,13 @@ INSTRUCTION_LIBRARY = r"""
 #define TL_SLOT_SIZE 4096
 static float tl_scratch[2][TL_SLOT_SIZE];
 static int32_t tl_shape[2][4];
+int32_t tl_count = 0;
 
 int32_t tl_load(const float* src, int32_t addr, int32_t d0, int32_t d1, int32_t d2,
                 int32_t d3, int32_t s0, int32_t s1, int32_t s2, int32_t s3, int32_t slot) {
   float* dst = tl_scratch[slot];
   int32_t q = 0;
+  ++tl_count;
   if ((int64_t)d0 * d1 * d2 * d3 > TL_SLOT_SIZE) return -1;
   for (int32_t a = 0; a < d0; ++a)
     for (int32_t b = 0; b < d1; ++b)
@@ -65,6 +68,7 @@ int32_t tl_load(const float* src, int32_t addr, int32_t d0, int32_t d1, int32_t 
 int32_t tl_store(float* dst, int32_t addr, int32_t d0, int32_t d1, int32_t d2,
                  int32_t d3, int32_t s0, int32_t s1, int32_t s2, int32_t s3, int32_t slot) {
   const float* src = tl_scratch[slot];
+  ++tl_count;
   int same = tl_shape[slot][0] == d0 && tl_shape[slot][1] == d1 &&
              tl_shape[slot][2] == d2 && tl_shape[slot][3] == d3;
   int32_t q = 0;
@@ -81,7 +85,8 @@ int32_t tl_store(float* dst, int32_t addr, int32_t d0, int32_t d1, int32_t d2,
 def pingpong_program(shape, tile=TILE, op_strides=OP_STRIDES):
     """``(input view, output view, body)``: the comprehension of load/store pairs."""
     n_, c_, h_, w_ = shape
-    _, _, sh, sw = op_strides
+    _, sc, sh, sw = op_strides
+    assert sc == 1, "the ping-pong split is along channels, which the operation keeps"
     inp = TensorView.root("input", shape)
     out = TensorView.root("output", [arith.ceildiv(x, s) for x, s in zip(shape, op_strides)])
     body = seq(
@@ -93,6 +98,7 @@ def pingpong_program(shape, tile=TILE, op_strides=OP_STRIDES):
         for sub_input in [inp[n, c, h, w]]
         for oh, ow in [(h.output_by_stride(sh), w.output_by_stride(sw))]
         for sub_output in [out[n, c, oh, ow]]
+        # the first input row/column the strided operation reads, relative to the tile
         for first_h, first_w in [(oh.scale(sh).shift(h).start, ow.scale(sw).shift(w).start)]
         for pp in c.split(tile[1] // 2, "pp")
         for ping_input in [sub_input[:, pp.shift(c), first_h::sh, first_w::sw]]

@@ -1,13 +1,28 @@
-"""Shared test fixtures: golden files and GPU detection."""
+"""Shared test fixtures: golden files, GPU detection, and the samples as modules."""
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
+SAMPLES_DIR = Path(__file__).resolve().parents[1] / "samples"
+
+
+def load_sample(name: str):
+    """The module ``samples/<name>.py``, imported once.
+
+    Tests use the samples' own functions rather than copies of them, so a sample and
+    its test cannot drift apart. The samples folder goes on ``sys.path`` because
+    samples import each other by name (``import mlp``), as they do when run as scripts.
+    """
+    if str(SAMPLES_DIR) not in sys.path:
+        sys.path.insert(0, str(SAMPLES_DIR))
+    return importlib.import_module(name)
 
 
 def pytest_addoption(parser):

@@ -13,50 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import load_sample
 
 from tilelang.ir import IntImm, SizeVar
-from tilelang.tiling import (
-    TensorView,
-    instructions,
-    intrinsic,
-    make_prim_func,
-    segment_by_chunk,
-    seq,
-    tensor,
-)
-from tilelang.tiling import arith as ta
+from tilelang.tiling import instructions, make_prim_func
 
-TILE = (1, 4, 4, 5)
-OP_STRIDES = (1, 1, 2, 2)
-
-LOAD = intrinsic("tl_load", src=tensor("r", 4), slot="int32")
-STORE = intrinsic("tl_store", dst=tensor("w", 4), slot="int32")
-
-
-def pingpong_program(shape, tile=TILE, op_strides=OP_STRIDES):
-    """``(input view, output view, body)`` of the tiled strided copy over ``shape``."""
-    n_, c_, h_, w_ = shape
-    _, sc, sh, sw = op_strides
-    assert sc == 1, "the ping-pong split is along channels, which the operation keeps"
-    inp = TensorView.root("input", shape)
-    out = TensorView.root("output", [ta.ceildiv(x, s) for x, s in zip(shape, op_strides)])
-    body = seq(
-        instruction
-        for n in segment_by_chunk(0, tile[0], n_, "n")
-        for c in segment_by_chunk(0, tile[1], c_, "c")
-        for h in segment_by_chunk(0, tile[2], h_, "h")
-        for w in segment_by_chunk(0, tile[3], w_, "w")
-        for sub_input in [inp[n, c, h, w]]
-        for oh, ow in [(h.output_by_stride(sh), w.output_by_stride(sw))]
-        for sub_output in [out[n, c, oh, ow]]
-        # the first input row/column the strided operation reads, relative to the tile
-        for first_h, first_w in [(oh.scale(sh).shift(h).start, ow.scale(sw).shift(w).start)]
-        for pp in c.split(tile[1] // 2, "pp")
-        for ping_input in [sub_input[:, pp.shift(c), first_h::sh, first_w::sw]]
-        for ping_output in [sub_output[:, pp.shift(c)]]
-        for instruction in (LOAD(ping_input, pp.index), STORE(ping_output, pp.index))
-    )
-    return inp, out, body
+sample = load_sample("tiling_pingpong")
+LOAD, STORE, OP_STRIDES, TILE = sample.LOAD, sample.STORE, sample.OP_STRIDES, sample.TILE
+INSTRUCTION_LIBRARY, pingpong_program = sample.INSTRUCTION_LIBRARY, sample.pingpong_program
 
 
 def expected_instructions(shape, tile=TILE, op_strides=OP_STRIDES):
@@ -163,50 +127,6 @@ def test_instruction_prototypes():
 
 def _numpy_reference(x):
     return np.ascontiguousarray(x[:, :, ::2, ::2])
-
-
-# A small "instruction library" for the C build: two scratch slots; tl_load gathers a
-# strided 4-D sub-tensor into a slot, tl_store scatters a slot into a strided 4-D
-# sub-tensor. A store whose shape differs from the slot's load poisons its output with
-# NaN, and every instruction is counted, so the test sees both kinds of mistakes.
-INSTRUCTION_LIBRARY = r"""
-#include <math.h>
-#include <stdint.h>
-
-static float tl_scratch[2][4096];
-static int32_t tl_shape[2][4];
-int32_t tl_count = 0;
-
-int32_t tl_load(const float* src, int32_t addr, int32_t d0, int32_t d1, int32_t d2,
-                int32_t d3, int32_t s0, int32_t s1, int32_t s2, int32_t s3, int32_t slot) {
-  float* dst = tl_scratch[slot];
-  int32_t q = 0;
-  for (int32_t a = 0; a < d0; ++a)
-    for (int32_t b = 0; b < d1; ++b)
-      for (int32_t c = 0; c < d2; ++c)
-        for (int32_t d = 0; d < d3; ++d)
-          dst[q++] = src[addr + a * s0 + b * s1 + c * s2 + d * s3];
-  tl_shape[slot][0] = d0; tl_shape[slot][1] = d1;
-  tl_shape[slot][2] = d2; tl_shape[slot][3] = d3;
-  ++tl_count;
-  return q;
-}
-
-int32_t tl_store(float* dst, int32_t addr, int32_t d0, int32_t d1, int32_t d2,
-                 int32_t d3, int32_t s0, int32_t s1, int32_t s2, int32_t s3, int32_t slot) {
-  const float* src = tl_scratch[slot];
-  int same = tl_shape[slot][0] == d0 && tl_shape[slot][1] == d1 &&
-             tl_shape[slot][2] == d2 && tl_shape[slot][3] == d3;
-  int32_t q = 0;
-  for (int32_t a = 0; a < d0; ++a)
-    for (int32_t b = 0; b < d1; ++b)
-      for (int32_t c = 0; c < d2; ++c)
-        for (int32_t d = 0; d < d3; ++d)
-          dst[addr + a * s0 + b * s1 + c * s2 + d * s3] = same ? src[q++] : NAN;
-  ++tl_count;
-  return q;
-}
-"""
 
 
 def _build_symbolic(target):
