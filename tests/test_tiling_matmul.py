@@ -5,39 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import load_sample
 
 import tilelang
 from tilelang.ir import For, SizeVar, Var, assert_structural_equal
 from tilelang.ir.functor import post_order_visit
-from tilelang.tiling import TensorView, loop, make_prim_func, segment_by_chunk, seq
 
-
-def tiled_matmul(M, N, K, chunk=32):
-    """``C = A @ B`` in ``chunk``-square tiles; sizes may be ints or size variables."""
-    A = TensorView.root("A", (M, K))
-    B = TensorView.root("B", (K, N))
-    C = TensorView.root("C", (M, N))
-    body = seq(
-        [
-            (
-                C_tile.store(0.0, i, j)
-                for i in loop(C_tile.shape[0], "i")
-                for j in loop(C_tile.shape[1], "j")
-            ),
-            (
-                C_tile.store(C_tile.load(i, j) + A_tile.load(i, k) * B_tile.load(k, j), i, j)
-                for k_seg in segment_by_chunk(0, chunk, K, "k0")
-                for A_tile, B_tile in [(A[m_seg, k_seg], B[k_seg, n_seg])]
-                for i in loop(C_tile.shape[0], "i")
-                for j in loop(C_tile.shape[1], "j")
-                for k in loop(k_seg.length, "k")
-            ),
-        ]
-        for m_seg in segment_by_chunk(0, chunk, M, "m0")
-        for n_seg in segment_by_chunk(0, chunk, N, "n0")
-        for C_tile in [C[m_seg, n_seg]]
-    )
-    return make_prim_func(body, [A, B, C], "matmul")
+tiled_matmul = load_sample("tiling_matmul").tiled_matmul
 
 
 def _run(func, target, m, n, k):

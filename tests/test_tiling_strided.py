@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import load_sample
 
 import tilelang
 from tilelang.ir import For, ForKind, IntImm, LetStmt, Var, decl_buffer
@@ -13,22 +14,8 @@ from tilelang.tiling import TensorView, make_prim_func, segment_by_chunk, seq
 
 TARGETS = ["python", "c", "llvm"]
 
-STRIDED_TIR = """
-@T.prim_func
-def strided(A: T.Buffer((16,), "int32")):
-    for n in T.serial(0, 16, 5):
-        length: T.int32 = T.min(5, 16 - n)
-        for i in range(length):
-            A[n + i] = length * 100 + n
-"""
-
-
-def _expected_1d():
-    a = np.zeros(16, dtype="int32")
-    for n in range(0, 16, 5):
-        length = min(5, 16 - n)
-        a[n : n + length] = length * 100 + n
-    return a
+sample = load_sample("tiling_strided")
+STRIDED_TIR, _expected_1d = sample.STRIDED_TIR, sample.expected
 
 
 def strided_1d():
