@@ -21,24 +21,12 @@ from pathlib import Path
 import numpy as np
 
 import tilelang
+from tilelang.testing.workloads import matmul
 from tilelang.tune import compile_tir, tune_tir
 
 HERE = Path(__file__).resolve().parent
 N = 1024
 FLOP = 2 * N**3
-
-MATMUL = f"""
-@T.prim_func
-def main(A: T.Buffer(({N}, {N}), "float32"), B: T.Buffer(({N}, {N}), "float32"),
-         C: T.Buffer(({N}, {N}), "float32")):
-    T.func_attr({{"global_symbol": "main", "tir.noalias": True}})
-    for i, j, k in T.grid({N}, {N}, {N}):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-"""
 
 
 def median_seconds(fn, repeat=7) -> float:
@@ -63,7 +51,7 @@ def main() -> None:
     args = parser.parse_args()
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="bench-tune-")
     print(f"load average at start: {os.getloadavg()}; {os.cpu_count()} cores")
-    mod = tilelang.parse(MATMUL)
+    mod = matmul(N)
     rng = np.random.default_rng(0)
     a, b = (rng.uniform(-1, 1, (N, N)).astype("float32") for _ in range(2))
     c = np.zeros((N, N), "float32")

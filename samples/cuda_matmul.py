@@ -20,6 +20,7 @@ import numpy as np
 
 import tilelang
 from tilelang import tir
+from tilelang.testing.workloads import matmul
 
 WINDOW = """
 @T.prim_func
@@ -29,24 +30,6 @@ def main(A: T.Buffer((1027,), "float32"), B: T.Buffer((1024,), "float32")):
             vi = T.axis.remap("S", [i])
             B[vi] = A[vi] + A[vi + 1] + A[vi + 2]
 """
-
-MATMUL = """
-@T.prim_func
-def main(A: T.Buffer((N, N), "float32"), B: T.Buffer((N, N), "float32"),
-         C: T.Buffer((N, N), "float32")):
-    T.func_attr({"global_symbol": "main", "tir.noalias": True})
-    for i, j, k in T.grid(N, N, N):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-"""
-
-
-def matmul(n: int):
-    """The ``n x n x n`` float32 matmul block ``"C"`` as an IRModule."""
-    return tilelang.parse(MATMUL.replace("N", str(n)))
 
 
 def window_sum_shared() -> tir.Schedule:

@@ -1,10 +1,10 @@
 """Random search over a stochastic schedule (SEED_PROGRAMS §3).
 
-``stochastic_schedule_mm`` samples how to tile the ``j`` loop of a 128x128x128
-matmul. Each seed gives one sample; every sample is built (default target
-``llvm``), checked against NumPy and timed with ``time_evaluator``. The best one's
-time and trace are printed; the trace shows the sampled ``decision=[...]`` and
-replays to the same program.
+``tilelang.tune.stochastic_schedule_mm`` samples how to tile the ``j`` loop of a
+128x128x128 matmul (``tilelang.testing.workloads.matmul(128)``). Each seed gives one
+sample; every sample is built (default target ``llvm``), checked against NumPy and
+timed with ``time_evaluator``. The best one's time and trace are printed; the trace
+shows the sampled ``decision=[...]`` and replays to the same program.
 
     python samples/random_search.py [--samples 8] [--target llvm|c|python]
 """
@@ -18,29 +18,8 @@ import numpy as np
 import tilelang
 from tilelang import tir
 from tilelang.ir import assert_structural_equal
-
-MATMUL = """
-@T.prim_func
-def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
-         C: T.Buffer((128, 128), "float32")):
-    for i, j, k in T.grid(128, 128, 128):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-"""
-
-
-def stochastic_schedule_mm(sch):
-    """The course's search space: a sampled split of ``j``, ``k`` moved between."""
-    block_C = sch.get_block("C", "main")
-    i, j, k = sch.get_loops(block=block_C)
-    j_factors = sch.sample_perfect_tile(loop=j, n=2)
-    j_0, j_1 = sch.split(loop=j, factors=j_factors)
-    sch.reorder(i, j_0, k, j_1)
-    sch.decompose_reduction(block_C, k)
-    return sch
+from tilelang.testing.workloads import matmul
+from tilelang.tune import stochastic_schedule_mm
 
 
 def measure(mod, target, a, b, expected) -> float:
@@ -81,7 +60,7 @@ def main(argv=None) -> int:
     parser.add_argument("--samples", type=int, default=8, help="how many seeds to try")
     parser.add_argument("--target", default="llvm", help="build target (default llvm)")
     args = parser.parse_args(argv)
-    mod = tilelang.parse(MATMUL)
+    mod = matmul(128)
     best, sch, baseline = random_search(mod, args.target, args.samples)
     print(f"unscheduled: {baseline * 1e3:.3f} ms")
     print(f"best:        {best * 1e3:.3f} ms ({baseline / best:.1f}x)")

@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import attrs
 import numpy as np
+from conftest import load_sample
 
 import tilelang
 from tilelang import tir
 from tilelang.ir import assert_structural_equal, structural_equal
 from tilelang.ir.analysis import get_block_read_write_region
 from tilelang.ir.functor import StmtExprMutator
+from tilelang.testing.workloads import matmul
+from tilelang.tune import stochastic_schedule_mm
+
+schedules = load_sample("cuda_matmul")  # §6's schedules, as the sample writes them
+blocking = schedules.blocking
 
 MM_RELU = """
 @I.ir_module
@@ -187,32 +193,8 @@ def test_seed2_scheduled_numbers():
     np.testing.assert_allclose(c, np.maximum(a @ w, 0), rtol=1e-5)
 
 
-MATMUL = """
-@T.prim_func
-def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
-         C: T.Buffer((128, 128), "float32")):
-    T.func_attr({"global_symbol": "main", "tir.noalias": True})
-    for i, j, k in T.grid(128, 128, 128):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-"""
-
-
-def stochastic_schedule_mm(sch):
-    block_C = sch.get_block("C", "main")
-    i, j, k = sch.get_loops(block=block_C)
-    j_factors = sch.sample_perfect_tile(loop=j, n=2)
-    j_0, j_1 = sch.split(loop=j, factors=j_factors)
-    sch.reorder(i, j_0, k, j_1)
-    sch.decompose_reduction(block_C, k)
-    return sch
-
-
 def test_seed3_stochastic_schedule_is_reproducible_and_replays():
-    mod = tilelang.parse(MATMUL)
+    mod = matmul(128)
     first = stochastic_schedule_mm(tir.Schedule(mod, seed=7))
     again = stochastic_schedule_mm(tir.Schedule(mod, seed=7))
     assert str(first.trace) == str(again.trace)
@@ -232,7 +214,7 @@ def test_seed3_stochastic_schedule_is_reproducible_and_replays():
 
 
 def test_seed3_forced_decision():
-    mod = tilelang.parse(MATMUL)
+    mod = matmul(128)
     sch = tir.Schedule(mod)
     block_C = sch.get_block("C", "main")
     _, j, _ = sch.get_loops(block=block_C)
@@ -240,15 +222,6 @@ def test_seed3_forced_decision():
     assert [sch.get(x) for x in v] == [8, 16]
     assert str(sch.trace).endswith("max_innermost_factor=16, decision=[8, 16])")
 
-
-WINDOW = """
-@T.prim_func
-def main(A: T.Buffer((1027,), "float32"), B: T.Buffer((1024,), "float32")):
-    for i in T.grid(1024):
-        with T.block("C"):
-            vi = T.axis.remap("S", [i])
-            B[vi] = A[vi] + A[vi + 1] + A[vi + 2]
-"""
 
 WINDOW_AFTER = """
 @T.prim_func
@@ -277,17 +250,7 @@ def _strip_attrs(func):
 
 
 def test_seed6_window_sum_cooperative_fetching():
-    sch = tir.Schedule(tilelang.parse(WINDOW))
-    block_C = sch.get_block("C")
-    (i,) = sch.get_loops(block_C)
-    i0, i1 = sch.split(i, [None, 128])
-    sch.bind(i0, "blockIdx.x")
-    sch.bind(i1, "threadIdx.x")
-    A_shared = sch.cache_read(block_C, read_buffer_index=0, storage_scope="shared")
-    sch.compute_at(A_shared, i1)
-    ax = sch.get_loops(A_shared)[-1]
-    ax0, ax1 = sch.split(ax, [None, 128])
-    sch.bind(ax1, "threadIdx.x")
+    sch = schedules.window_sum_shared()
     expected = tilelang.parse(WINDOW_AFTER)["main"]
     assert_structural_equal(_strip_attrs(sch.mod["main"]), _strip_attrs(expected))
 
@@ -321,29 +284,9 @@ def main(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float3
                             C[v0, v1] = C_local[v0, v1]
 """
 
-MATMUL_1024 = MATMUL.replace("128", "1024")
-
-
-def blocking(sch, tile_local_y, tile_local_x, tile_block_y, tile_block_x, tile_k):
-    block_C = sch.get_block("C", "main")
-    C_local = sch.cache_write(block_C, 0, "local")
-    i, j, k = sch.get_loops(block=block_C)
-    i0, i1, i2 = sch.split(loop=i, factors=[None, tile_block_y, tile_local_y])
-    j0, j1, j2 = sch.split(loop=j, factors=[None, tile_block_x, tile_local_x])
-    k0, k1 = sch.split(loop=k, factors=[None, tile_k])
-    sch.unroll(k1)
-    sch.reorder(i0, j0, i1, j1, k0, k1, i2, j2)
-    sch.reverse_compute_at(C_local, j1)
-    sch.bind(i0, "blockIdx.y")
-    sch.bind(j0, "blockIdx.x")
-    sch.bind(i1, "threadIdx.y")
-    sch.bind(j1, "threadIdx.x")
-    sch.decompose_reduction(block_C, k0)
-    return sch
-
 
 def test_seed6_blocked_matmul():
-    sch = blocking(tir.Schedule(tilelang.parse(MATMUL_1024)), 8, 8, 8, 8, 4)
+    sch = blocking(tir.Schedule(matmul(1024)), 8, 8, 8, 8, 4)
     expected = tilelang.parse(BLOCKED_AFTER)["main"]
     actual = _strip_attrs(normalized(sch.mod["main"]))
     assert_structural_equal(actual, _strip_attrs(normalized(expected)))
@@ -351,7 +294,7 @@ def test_seed6_blocked_matmul():
 
 def test_seed6_blocked_matmul_numbers_on_a_small_size():
     """The same steps on 32x32 (tiles 2, 2, 2, 2, 4) compute the matmul."""
-    sch = blocking(tir.Schedule(tilelang.parse(MATMUL.replace("128", "32"))), 2, 2, 2, 2, 4)
+    sch = blocking(tir.Schedule(matmul(32)), 2, 2, 2, 2, 4)
     rng = np.random.default_rng(1)
     a, b = rng.random((32, 32), "float32"), rng.random((32, 32), "float32")
     c = np.zeros((32, 32), "float32")
@@ -422,3 +365,13 @@ def test_seed7_blockize_numbers_on_a_small_size():
     tilelang.build(sch.mod, target="python")["main"](a, b, c)
     np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
     assert not structural_equal(sch.mod["main"], tilelang.parse(TMM)["main"])
+
+
+def test_seed3_random_search_sample(capsys):
+    """samples/random_search.py searches §3's space: every sample is checked against
+    NumPy inside, the best trace is printed with its decision and replays (asserted
+    inside)."""
+    assert load_sample("random_search").main(["--samples", "2", "--target", "llvm"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("j split [") == 2 and "best:" in out
+    assert "sample_perfect_tile(loop=l2, n=2, max_innermost_factor=16, decision=[" in out

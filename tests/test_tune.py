@@ -18,6 +18,7 @@ from tilelang.ir import expr as E
 from tilelang.ir.functor import StmtExprMutator
 from tilelang.ir.structural import structural_equal
 from tilelang.schedule import Schedule
+from tilelang.testing.workloads import matmul
 from tilelang.tune import (
     JSONDatabase,
     apply_space,
@@ -25,6 +26,7 @@ from tilelang.tune import (
     generic_space,
     mutate,
     replay,
+    stochastic_schedule_mm,
     trace_from_json,
     trace_to_json,
     tune_tir,
@@ -36,32 +38,6 @@ from tilelang.tune.space import decisions_of
 
 # quick measurements: these tests check behaviour, not speed
 FAST = {"repeat": 2, "min_repeat_ms": 1.0, "progress": False}
-
-
-def matmul(n: int):
-    return tilelang.parse(f"""
-@T.prim_func
-def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
-         C: T.Buffer(({n}, {n}), "float32")):
-    T.func_attr({{"global_symbol": "main", "tir.noalias": True}})
-    for i, j, k in T.grid({n}, {n}, {n}):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-""")
-
-
-def stochastic_schedule_mm(sch):
-    """SEED §3, verbatim."""
-    block_C = sch.get_block("C", "main")
-    i, j, k = sch.get_loops(block=block_C)
-    j_factors = sch.sample_perfect_tile(loop=j, n=2)
-    j_0, j_1 = sch.split(loop=j, factors=j_factors)
-    sch.reorder(i, j_0, k, j_1)
-    sch.decompose_reduction(block_C, k)
-    return sch
 
 
 def run_matmul(mod, n, target="llvm"):

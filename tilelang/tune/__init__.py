@@ -16,6 +16,7 @@ See docs/tuning.md.
 _EXPORTS = {
     "JSONDatabase": "database", "TuningRecord": "database", "estimate_flop": "flop",
     "DecisionSchedule": "space", "apply_space": "space", "mutate": "space",
+    "stochastic_schedule_mm": "space",
     "generic_space": "space_cpu", "replay": "trace_json", "trace_from_json": "trace_json",
     "trace_to_json": "trace_json", "compile_tir": "tuner", "tune_tir": "tuner",
     "workload_hash": "workload",
@@ -34,5 +35,5 @@ def __getattr__(name):
 __all__ = [
     "tune_tir", "compile_tir", "JSONDatabase", "TuningRecord", "generic_space",
     "DecisionSchedule", "apply_space", "mutate", "replay", "trace_to_json",
-    "trace_from_json", "workload_hash", "estimate_flop",
+    "trace_from_json", "workload_hash", "estimate_flop", "stochastic_schedule_mm",
 ]  # fmt: skip

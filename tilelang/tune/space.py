@@ -53,6 +53,20 @@ class DecisionSchedule(Schedule):
         return super().sample_categorical(candidates, probs)
 
 
+def stochastic_schedule_mm(sch):
+    """SEED §3's search space, verbatim: a sampled two-way split of the ``j`` loop of the
+    matmul block ``"C"`` of ``"main"`` (:func:`tilelang.testing.workloads.matmul`),
+    ``k`` moved between the two halves, the reduction's init decomposed. The example
+    of what a space looks like; ``samples/random_search.py`` searches it by hand."""
+    block_C = sch.get_block("C", "main")
+    i, j, k = sch.get_loops(block=block_C)
+    j_factors = sch.sample_perfect_tile(loop=j, n=2)
+    j_0, j_1 = sch.split(loop=j, factors=j_factors)
+    sch.reorder(i, j_0, k, j_1)
+    sch.decompose_reduction(block_C, k)
+    return sch
+
+
 def resolve_space(space):
     """The space function for ``space`` (a callable, or ``"auto"``)."""
     if space == "auto" or space is None:
