@@ -11,7 +11,7 @@ default te maps) are rows too.
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import sys
 import time
 from pathlib import Path
 
@@ -19,14 +19,10 @@ import tilelang
 from tilelang import relax
 from tilelang.errors import BuildError
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load_mlp():
-    spec = importlib.util.spec_from_file_location("mlp_sample", ROOT / "samples" / "mlp.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+# the samples are the single definition of the model: samples/mlp.py (image, weights,
+# relax module, NumPy reference) and samples/mlp_from_torch.py (the PyTorch model)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "samples"))
+import mlp  # noqa: E402
 
 
 def best_time(fn, number: int, repeat: int = 5) -> float:
@@ -40,20 +36,16 @@ def best_time(fn, number: int, repeat: int = 5) -> float:
     return best
 
 
-def _torch_rows(data, weights, args) -> list:
+def _torch_rows(data, args) -> list:
     """PyTorch eager, and the VM running the model imported from it."""
     try:
         import torch
     except ImportError:
         print("skip torch rows: PyTorch is not installed")
         return []
-    model = torch.nn.Sequential(
-        torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)
-    )
-    with torch.no_grad():
-        for layer, index in ((model[0], 0), (model[2], 1)):
-            layer.weight.copy_(torch.from_numpy(weights[f"w{index}"]))
-            layer.bias.copy_(torch.from_numpy(weights[f"b{index}"]))
+    from mlp_from_torch import make_model
+
+    model = make_model()
     x = torch.from_numpy(data)
 
     def eager():
@@ -77,7 +69,6 @@ def main(argv=None) -> None:
     parser.add_argument("--targets", default="c,llvm")
     parser.add_argument("--number", type=int, default=200)
     args = parser.parse_args(argv)
-    mlp = _load_mlp()
     data, weights = mlp.load_image(), mlp.make_weights()
     rows = [("numpy_mlp", best_time(lambda: mlp.numpy_mlp(data, **weights), args.number))]
     for target in args.targets.split(","):
@@ -91,7 +82,7 @@ def main(argv=None) -> None:
             run = vm["main"]
             seconds = best_time(lambda run=run: run(data), args.number)
             rows.append((f"vm[{target}, {label}]", seconds))
-    rows += _torch_rows(data, weights, args)
+    rows += _torch_rows(data, args)
     width = max(len(name) for name, _ in rows)
     for name, seconds in rows:
         ratio = seconds / rows[0][1]

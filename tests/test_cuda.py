@@ -8,19 +8,16 @@ The GPU runs are in tests/test_cuda_gpu.py.
 from __future__ import annotations
 
 import shutil
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_sample
 
 import tilelang
 from tilelang import tir
 from tilelang.errors import BuildError
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
-sys.path.insert(0, str(SAMPLES))
-import cuda_matmul as schedules  # noqa: E402
+schedules = load_sample("cuda_matmul")
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 

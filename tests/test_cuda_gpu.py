@@ -4,18 +4,16 @@ CuPy), device arrays used in place, and time_evaluator with CUDA events."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_sample
 
 import tilelang
 from tilelang import tir
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
-sys.path.insert(0, str(SAMPLES))
-import cuda_matmul as schedules  # noqa: E402
+schedules = load_sample("cuda_matmul")
 
 pytestmark = pytest.mark.gpu
 

@@ -1,27 +1,15 @@
 """The end-to-end MLP of SEED_PROGRAMS §5 under every CPU target that exists here."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import load_sample
 
 import tilelang
 from tilelang import relax, te
 from tilelang.errors import ArgumentError, BuildError
 from tilelang.relax import TensorStructInfo as Tensor
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load_sample():
-    spec = importlib.util.spec_from_file_location("mlp_sample", ROOT / "samples" / "mlp.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-mlp = _load_sample()
+mlp = load_sample("mlp")
 
 
 def _cpu_targets():

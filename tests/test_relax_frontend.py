@@ -4,6 +4,7 @@ import operator
 
 import numpy as np
 import pytest
+from conftest import load_sample
 
 import tilelang
 from tilelang import relax, te
@@ -14,6 +15,9 @@ from tilelang.relax.frontend import from_fx, map_param
 torch = pytest.importorskip("torch")
 fx = torch.fx
 nn = torch.nn
+
+# the course's model, 784 -> 128 -> relu -> 10, with the weights of samples/mlp.py
+make_model = load_sample("mlp_from_torch").make_model
 
 
 def _targets():
@@ -37,21 +41,6 @@ def _run(mod, *inputs, target=TARGETS[0]):
     return vm["main"](*(tilelang.nd.array(x) for x in inputs)).numpy()
 
 
-class MLP(nn.Module):
-    """The course's model: 784 -> 128 -> relu -> 10."""
-
-    def __init__(self):
-        super().__init__()
-        self.linear0 = nn.Linear(784, 128, bias=True)
-        self.relu = nn.ReLU()
-        self.linear1 = nn.Linear(128, 10, bias=True)
-
-    def forward(self, x):
-        x = self.linear0(x)
-        x = self.relu(x)
-        return self.linear1(x)
-
-
 def _torch_out(model, *inputs):
     with torch.no_grad():
         return model(*(torch.from_numpy(x) for x in inputs)).numpy()
@@ -59,8 +48,7 @@ def _torch_out(model, *inputs):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_traced_mlp_equals_pytorch(target):
-    torch.manual_seed(0)
-    model = MLP()
+    model = make_model()
     mod = from_fx(fx.symbolic_trace(model), [(1, 784)])
     main = mod["main"]
     assert [p.name_hint for p in main.params] == ["x"]  # the weights are constants
@@ -74,6 +62,23 @@ def test_traced_mlp_equals_pytorch(target):
     np.testing.assert_array_equal(vm["main"](torch.from_numpy(data)).numpy(), got)
     with pytest.raises(ArgumentError, match="argument x cannot be read.*detach"):
         vm["main"](torch.from_numpy(data).requires_grad_())
+
+
+def test_sample_imports_with_course_maps_and_default_maps(capsys):
+    """samples/mlp_from_torch.py: both imports equal PyTorch (asserted inside) and
+    classify the shipped image as samples/mlp.py's NumPy model does."""
+    sample = load_sample("mlp_from_torch")
+    assert sample.main(["--target", TARGETS[0]]) == 0
+    mlp = sample.mlp
+    expected = int(np.argmax(mlp.numpy_mlp(mlp.load_image(), **mlp.make_weights())))
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(": ")[0] for line in lines] == [
+        f"[{TARGETS[0]}, course-style maps",
+        f"[{TARGETS[0]}, default maps",
+    ]
+    assert all(
+        line.endswith(f"predicted class: {expected} ({mlp.CLASSES[expected]})") for line in lines
+    )
 
 
 # --- the course's way: user maps built on te, weights read through get_attr ---------
@@ -201,11 +206,11 @@ class TwoOut(nn.Module):
 
 
 def test_import_errors_name_the_problem():
-    traced = fx.symbolic_trace(MLP())
+    traced = fx.symbolic_trace(make_model())
     with pytest.raises(ArgumentError, match=r"1 inputs \(x\) but 2 input shapes"):
         from_fx(traced, [(1, 784), (1, 784)])
     with pytest.raises(ArgumentError, match="takes a torch.fx.GraphModule"):
-        from_fx(MLP(), [(1, 784)])
+        from_fx(make_model(), [(1, 784)])
     with pytest.raises(ArgumentError, match="input size 1.5 is no size"):
         from_fx(traced, [(1.5, 784)])
     with pytest.raises(ArgumentError, match=r"torch.sigmoid \(node sigmoid\) has no converter"):

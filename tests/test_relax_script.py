@@ -1,11 +1,11 @@
 """The @R.function language: §5 parses, prints and round-trips; te and BlockBuilder
 give the modules written by hand."""
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_sample
 
 import tilelang
 from tilelang import relax, te
@@ -17,16 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 MLP_TIR = ROOT / "samples" / "mlp.tir"
 
 
-def _mlp_sample():
-    spec = importlib.util.spec_from_file_location("mlp_sample", ROOT / "samples" / "mlp.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _usable(target):
     try:
-        tilelang.build(_mlp_sample().relu0(), target=target)
+        tilelang.build(load_sample("mlp").relu0(), target=target)
     except BuildError as error:
         pytest.skip(f"the {target} backend cannot build here: {error}")
 
@@ -43,7 +36,7 @@ def test_section5_parses_prints_and_round_trips(golden):
 
 
 def test_section5_module_runs_like_numpy():
-    mlp = _mlp_sample()
+    mlp = load_sample("mlp")
     _usable("c")
     mod = tilelang.parse_file(MLP_TIR)
     data, weights = mlp.load_image(), mlp.make_weights()
@@ -55,7 +48,7 @@ def test_section5_module_runs_like_numpy():
 
 def test_python_built_module_equals_the_text():
     # samples/mlp.py builds §5 with te + BlockBuilder; it prints and parses back equal
-    mod = _mlp_sample().mlp_module()
+    mod = load_sample("mlp").mlp_module()
     assert_structural_equal(tilelang.parse(mod.script()), mod)
 
 
