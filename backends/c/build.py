@@ -9,7 +9,6 @@ source, the extern sources, the compiler's identity and the flags (see
 from __future__ import annotations
 
 import ctypes
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -18,10 +17,13 @@ from tilelang.backends.c.codegen_c import ERROR_SYMBOL, CSource, generate_c, hea
 
 from tilelang.errors import BuildError
 from tilelang.runtime.cache import atomic_write, content_key, load_or_build
-from tilelang.runtime.compiler import SHARED_FLAGS, compiler_identity, run_compiler
+from tilelang.runtime.compiler import (
+    SHARED_FLAGS,
+    compiler_identity,
+    extern_inputs,
+    run_compiler,
+)
 from tilelang.runtime.ctypes_call import make_caller
-
-_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".s", ".S", ".o", ".a", ".so")
 
 
 class CModule:
@@ -67,25 +69,6 @@ def _error_check(lib):
     return check
 
 
-def _extern_inputs(extern_sources, work: Path) -> tuple[list[str], list[bytes]]:
-    """Paths to compile along with the generated file, and their contents for the key.
-    An item is a path to an existing source/object file, or C source text."""
-    paths, contents = [], []
-    for index, item in enumerate(extern_sources):
-        candidate = Path(item) if isinstance(item, Path) or "\n" not in str(item) else None
-        if candidate is not None and candidate.suffix in _SOURCE_SUFFIXES and candidate.exists():
-            paths.append(str(candidate.resolve()))
-            contents.append(candidate.read_bytes())
-            continue
-        if isinstance(item, Path):
-            raise BuildError(f"extern source {item} does not exist")
-        path = work / f"extern_{index}.c"
-        path.write_text(str(item))
-        paths.append(str(path))
-        contents.append(str(item).encode())
-    return paths, contents
-
-
 def _lib_flags(libs) -> list[str]:
     flags = []
     for lib in libs:
@@ -113,7 +96,7 @@ def build(lowered_mod, target, *, extern_sources=(), extern_headers=(), libs=())
     symbols = list(source.symbols.values()) + ([ERROR_SYMBOL] if source.has_asserts else [])
     with tempfile.TemporaryDirectory(prefix="tilelang-c-") as work:
         work = Path(work)
-        extern_paths, extern_contents = _extern_inputs(extern_sources, work)
+        extern_paths, extern_contents = extern_inputs(extern_sources, work)
         link = [*_lib_flags(libs), "-lm"]
         main = work / "module.c"
         main.write_text(source.text)
@@ -121,33 +104,11 @@ def build(lowered_mod, target, *, extern_sources=(), extern_headers=(), libs=())
                           *extern_contents)  # fmt: skip
 
         def produce(output: Path) -> None:
-            try:
-                run_compiler([*flags, "-o", str(output), str(main), *extern_paths, *link], "C")
-            except BuildError as exc:
-                raise BuildError(_explain(str(exc), source.text)) from None
+            args = [*flags, "-o", str(output), str(main), *extern_paths, *link]
+            run_compiler(args, "C", generated=(main.name, source.text))
 
         lib, path, cached = load_or_build("c", key, produce, symbols)
     return CModule(lowered_mod, source, lib, path, cached)
-
-
-_LOCATION = re.compile(r"module\.c:(\d+)(?::\d+)?:")
-
-
-def _explain(message: str, text: str) -> str:
-    """The compiler's message followed by the generated lines it points at."""
-    lines = text.splitlines()
-    numbers = sorted({int(m.group(1)) for m in _LOCATION.finditer(message)})
-    if not numbers:
-        return message
-    shown = ["", "generated C (module.c):"]
-    width = len(str(numbers[-1] + 1))
-    previous = 0
-    for number in numbers:
-        for n in range(max(number - 1, previous + 1, 1), min(number + 1, len(lines)) + 1):
-            marker = ">" if n == number else " "
-            shown.append(f"{marker} {n:>{width}} | {lines[n - 1]}")
-            previous = n
-    return message + "\n" + "\n".join(shown)
 
 
 __all__ = ["build", "CModule"]

@@ -9,13 +9,11 @@ points at.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import re
 import shlex
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -23,6 +21,7 @@ import attrs
 
 from tilelang.errors import BuildError
 from tilelang.runtime.cache import atomic_write, cache_dir, content_key
+from tilelang.runtime.compiler import run_tool, tool_version
 
 _ARCH = re.compile(r"(sm|compute)_\d+[af]?")
 
@@ -41,18 +40,9 @@ def nvcc_command() -> list[str]:
     return [found]
 
 
-@functools.cache
-def _identity(command: tuple[str, ...]) -> str:
-    try:
-        out = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise BuildError(f"running {' '.join(command)} --version failed: {exc}") from exc
-    return out.stdout.strip()
-
-
 def nvcc_identity() -> str:
     """nvcc's ``--version`` text (part of every cache key)."""
-    return _identity(tuple(nvcc_command()))
+    return tool_version(tuple(nvcc_command()), "nvcc")
 
 
 def nvcc_flags(target) -> list[str]:
@@ -87,16 +77,7 @@ def compile_cuda(source: str, flags: list[str], fmt: str = "cubin") -> Compiled:
         main.write_text(source)
         output = work / f"module.{fmt}"
         command = [*nvcc_command(), f"-{fmt}", *flags, "-o", str(output), str(main)]
-        try:
-            result = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=work)
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise BuildError(f"running nvcc failed: {exc}") from exc
-        log = (result.stderr + result.stdout).strip()
-        if result.returncode != 0:
-            message = (
-                f"nvcc failed (exit status {result.returncode}):\n$ {shlex.join(command)}\n{log}"
-            )
-            raise BuildError(explain(message, source))
+        log = run_tool(command, "nvcc", "CUDA", generated=(main.name, source), cwd=work)
         return Compiled(output.read_bytes(), log)
 
 
@@ -119,27 +100,6 @@ def cached_cubin(source: str, flags: list[str]) -> tuple[Path, str, bool]:
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-_LOCATION = re.compile(r"module\.cu\((\d+)\)")
-
-
-def explain(message: str, text: str) -> str:
-    """nvcc's message followed by the generated lines it points at."""
-    lines = text.splitlines()
-    numbers = sorted({int(m.group(1)) for m in _LOCATION.finditer(message)})
-    numbers = [n for n in numbers if 1 <= n <= len(lines)]
-    if not numbers:
-        return message
-    width = len(str(numbers[-1] + 1))
-    shown = ["", "generated CUDA (module.cu):"]
-    previous = 0
-    for number in numbers:
-        for n in range(max(number - 1, previous + 1, 1), min(number + 1, len(lines)) + 1):
-            marker = ">" if n == number else " "
-            shown.append(f"{marker} {n:>{width}} | {lines[n - 1]}")
-            previous = n
-    return message + "\n" + "\n".join(shown)
 
 
 __all__ = ["compile_cuda", "cached_cubin", "nvcc_flags", "nvcc_command", "Compiled"]
