@@ -51,24 +51,19 @@ def _loop(kind, start, stop, step=None, thread=None, annotations=None) -> S.Loop
     return S.LoopSpec((S.LoopDesc(lo, extent, kind, thread, annotations, step),))
 
 
-@tir_function("serial", "range")
-def serial(start, stop=None, step=None, *, annotations=None):
-    return _loop("serial", start, stop, step, annotations=annotations)
+def _plain_loop(kind: str):
+    """``T.<kind>(start, stop=None, step=None, *, annotations=None)``."""
+
+    def loop(start, stop=None, step=None, *, annotations=None):
+        return _loop(kind, start, stop, step, annotations=annotations)
+
+    loop.__name__ = loop.__qualname__ = kind
+    return loop
 
 
-@tir_function("parallel")
-def parallel(start, stop=None, step=None, *, annotations=None):
-    return _loop("parallel", start, stop, step, annotations=annotations)
-
-
-@tir_function("vectorized")
-def vectorized(start, stop=None, step=None, *, annotations=None):
-    return _loop("vectorized", start, stop, step, annotations=annotations)
-
-
-@tir_function("unroll")
-def unroll(start, stop=None, step=None, *, annotations=None):
-    return _loop("unroll", start, stop, step, annotations=annotations)
+# the loop kinds that differ only by their kind (T.range is T.serial)
+for _names in (("serial", "range"), ("parallel",), ("vectorized",), ("unroll",)):
+    tir_function(*_names)(_plain_loop(_names[0]))
 
 
 @tir_function("thread_binding")
