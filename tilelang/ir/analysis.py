@@ -190,13 +190,8 @@ class _RegionDetector(StmtExprVisitor):
         finally:
             del self.bindings[op.var]
 
-    def visit_let(self, op: E.Let):
-        self.visit(op.value)
-        self.bindings[op.var] = op.value
-        try:
-            self.visit(op.body)
-        finally:
-            del self.bindings[op.var]
+    # an expression Let binds its variable over its body exactly as the statement does
+    visit_let = visit_let_stmt
 
     def visit_decl_buffer(self, op: S.DeclBuffer):
         self.allocated.add(op.buffer)

@@ -11,28 +11,27 @@ from __future__ import annotations
 from lark import Token, Tree
 
 
-def first_token(node) -> Token | None:
-    """The leftmost token under ``node`` (a Tree or a Token), or None."""
+def _edge_token(node, order) -> Token | None:
+    """The token reached from ``node`` by always stepping into the first child that
+    ``order(children)`` yields (skipping absent optional children), or None."""
     while isinstance(node, Tree):
-        for child in node.children:
+        for child in order(node.children):
             if child is not None:
                 node = child
                 break
         else:
             return None
     return node if isinstance(node, Token) else None
+
+
+def first_token(node) -> Token | None:
+    """The leftmost token under ``node`` (a Tree or a Token), or None."""
+    return _edge_token(node, iter)
 
 
 def last_token(node) -> Token | None:
     """The rightmost token under ``node``, or None."""
-    while isinstance(node, Tree):
-        for child in reversed(node.children):
-            if child is not None:
-                node = child
-                break
-        else:
-            return None
-    return node if isinstance(node, Token) else None
+    return _edge_token(node, reversed)
 
 
 def bounds(node) -> tuple | None:
