@@ -13,27 +13,15 @@ from __future__ import annotations
 import argparse
 import ctypes
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+from timing import median_time
 
 import tilelang
 from tilelang.runtime.compiler import SHARED_FLAGS, run_compiler
 
 HERE = Path(__file__).resolve().parent
-
-
-def best_of(fn, number, repeat) -> float:
-    """Median seconds per call of ``fn()`` (one warm-up call first)."""
-    fn()
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        runs.append((time.perf_counter() - start) / number)
-    return float(np.median(runs))
 
 
 def compiled(path: str, target: str = "c"):
@@ -67,7 +55,7 @@ def main() -> None:
     a, b = (rng.standard_normal((n, n), dtype="float32") for _ in range(2))
     c = np.empty((n, n), "float32")
     expected = np.maximum(a @ b, 0)
-    t_numpy = best_of(lambda: np.maximum(a @ b, 0), args.number, args.repeat)
+    t_numpy = median_time(lambda: np.maximum(a @ b, 0), args.number, args.repeat)
     flops = 2 * n**3
     print(f"mm_relu {n}x{n}x{n}")
     report("numpy (maximum(a @ b, 0))", t_numpy, flops)
@@ -77,7 +65,7 @@ def main() -> None:
         np.testing.assert_allclose(c, expected, rtol=1e-4, atol=1e-4)
         report(
             f"generated C, {label}",
-            best_of(lambda fn=fn: fn(a, b, c), args.number, args.repeat),
+            median_time(lambda fn=fn: fn(a, b, c), args.number, args.repeat),
             flops,
             t_numpy,
             "numpy",
@@ -89,7 +77,7 @@ def main() -> None:
     flops = 2 * n**3
     number, repeat = max(1, args.number // 5), args.repeat
     print(f"\nmatmul {n}x{n}x{n} (tiled, vectorised, parallel)")
-    t_numpy = best_of(lambda: a @ b, number, repeat)
+    t_numpy = median_time(lambda: a @ b, number, repeat)
     report("numpy (a @ b)", t_numpy, flops)
     generated = compiled("matmul_tiled.tir")["matmul"]
     with tempfile.TemporaryDirectory() as work:
@@ -98,8 +86,8 @@ def main() -> None:
         hand(a, b, c_hand)
         np.testing.assert_allclose(c, a @ b, rtol=1e-3, atol=1e-3)
         np.testing.assert_allclose(c, c_hand, rtol=1e-5, atol=1e-5)
-        t_hand = best_of(lambda: hand(a, b, c_hand), number, repeat)
-        t_gen = best_of(lambda: generated(a, b, c), number, repeat)
+        t_hand = median_time(lambda: hand(a, b, c_hand), number, repeat)
+        t_gen = median_time(lambda: generated(a, b, c), number, repeat)
     report("hand-written C", t_hand, flops, t_numpy, "numpy")
     report("generated C", t_gen, flops, t_numpy, "numpy")
     ratio = t_gen / t_hand

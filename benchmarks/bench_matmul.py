@@ -21,11 +21,11 @@ the same run, and each time is the median of ``repeat`` runs.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import numpy as np
 from fma_peak import measured_peak_gflops
+from timing import median_time
 
 import tilelang
 
@@ -45,18 +45,6 @@ def window_sum(A: T.Buffer(({WINDOW + 2},), "float32"), B: T.Buffer(({WINDOW},),
                     + A[io * 4096 + jo * 16 + ji + 2]
                 )
 """
-
-
-def median_time(fn, number, repeat) -> float:
-    """Median over ``repeat`` runs of the mean seconds of ``number`` calls (after a warm-up)."""
-    fn()
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        runs.append((time.perf_counter() - start) / number)
-    return float(np.median(runs))
 
 
 def tilelang_timer(mod, target, name, args, number, repeat):

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from timing import median_time
 
 import tilelang
 from tilelang.testing.workloads import matmul
@@ -27,16 +28,6 @@ from tilelang.tune import compile_tir, tune_tir
 HERE = Path(__file__).resolve().parent
 N = 1024
 FLOP = 2 * N**3
-
-
-def median_seconds(fn, repeat=7) -> float:
-    fn()
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - start)
-    return float(np.median(runs))
 
 
 def line(name, seconds):
@@ -69,16 +60,16 @@ def main() -> None:
         # After a BLAS call OpenBLAS's threads spin for a while and, on 2 cores, take
         # them from OpenMP's: a kernel timed right after one runs at half speed.
         time.sleep(1.0)
-        results.append((trials, spent, median_seconds(lambda f=kernel: f(a, b, c))))
+        results.append((trials, spent, median_time(lambda f=kernel: f(a, b, c))))
     print(f"\n1024^3 float32 matmul, llvm; load average now: {os.getloadavg()}")
     for trials, spent, seconds in results:
         line(f"tuned, {trials} trials ({spent:.0f} s tuning)", seconds)
     hand_path = HERE.parent / "samples" / "matmul_1024_tuned.tir"
     if hand_path.exists():
         hand = tilelang.build(tilelang.parse_file(hand_path), "llvm")
-        seconds = median_seconds(lambda: hand["matmul"](a, b, c))
+        seconds = median_time(lambda: hand["matmul"](a, b, c))
         line("hand schedule (matmul_1024_tuned.tir)", seconds)
-    line("numpy a @ b", median_seconds(lambda: np.matmul(a, b, out=c)))  # last: see above
+    line("numpy a @ b", median_time(lambda: np.matmul(a, b, out=c)))  # last: see above
 
 
 if __name__ == "__main__":
