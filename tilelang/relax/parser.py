@@ -22,6 +22,7 @@ from tilelang.ir import DataTypeError
 from tilelang.ir import Var as SizeVar
 from tilelang.ir.convert import binary
 from tilelang.ir.dtype import DataType
+from tilelang.parser.stmt_builder import statements_of
 from tilelang.relax.expr import (
     BindingBlock,
     Constant,
@@ -38,16 +39,6 @@ from tilelang.relax.expr import (
 from tilelang.relax.struct_info import TensorStructInfo
 
 _OPS = {"+": "add", "-": "sub", "*": "mul", "//": "floordiv", "%": "floormod"}
-
-
-def _statements(suite) -> list:
-    result = []
-    for child in suite.children:
-        if isinstance(child, Tree) and child.data == "simple_stmt":
-            result.extend(c for c in child.children if c is not None)
-        elif child is not None:
-            result.append(child)
-    return result
 
 
 def _dotted(tree) -> str | None:
@@ -263,7 +254,7 @@ class _Builder:
         return VarBinding(var, value)
 
     def dataflow(self, stmt) -> DataflowBlock:
-        body = _statements(stmt.children[-1])
+        body = statements_of(stmt.children[-1])
         outputs: set = set()
         output_stmt = None
         for item in body:
@@ -302,7 +293,7 @@ class _Builder:
             params.append(var)
         ret = self.struct_info(returns) if returns is not None else None
         blocks, plain, result = [], [], None
-        for stmt in _statements(suite):
+        for stmt in statements_of(suite):
             if result is not None:
                 raise self.error(stmt, "nothing may follow the return statement")
             if stmt.data == "expr_stmt" and stmt.children[0].children[0].data == "string":
