@@ -58,6 +58,21 @@ class Golden:
         assert text == expected, f"output differs from {path} (run with --update-golden to accept)"
 
 
+def available_targets(*kinds: str) -> list[str]:
+    """The backends among ``kinds`` that exist on this machine, in that order."""
+    from tilelang.errors import BuildError
+    from tilelang.runtime import get_backend
+
+    found = []
+    for kind in kinds:
+        try:
+            get_backend(kind)
+        except BuildError:
+            continue
+        found.append(kind)
+    return found
+
+
 @pytest.fixture
 def golden(request) -> Golden:
     return Golden(request)

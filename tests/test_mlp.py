@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import load_sample
+from conftest import available_targets, load_sample
 
 import tilelang
 from tilelang import relax, te
@@ -12,20 +12,7 @@ from tilelang.relax import TensorStructInfo as Tensor
 mlp = load_sample("mlp")
 
 
-def _cpu_targets():
-    from tilelang.runtime import get_backend
-
-    kinds = []
-    for kind in ("python", "c", "llvm"):
-        try:
-            get_backend(kind)
-        except BuildError:
-            continue
-        kinds.append(kind)
-    return kinds
-
-
-TARGETS = _cpu_targets()
+TARGETS = available_targets("python", "c", "llvm")
 
 
 def _usable(target):

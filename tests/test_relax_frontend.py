@@ -4,11 +4,11 @@ import operator
 
 import numpy as np
 import pytest
-from conftest import load_sample
+from conftest import available_targets, load_sample
 
 import tilelang
 from tilelang import relax, te
-from tilelang.errors import ArgumentError, BuildError
+from tilelang.errors import ArgumentError
 from tilelang.ir import structural_equal
 from tilelang.relax.frontend import from_fx, map_param
 
@@ -20,20 +20,7 @@ nn = torch.nn
 make_model = load_sample("mlp_from_torch").make_model
 
 
-def _targets():
-    from tilelang.runtime import get_backend
-
-    kinds = []
-    for kind in ("c", "llvm"):
-        try:
-            get_backend(kind)
-        except BuildError:
-            continue
-        kinds.append(kind)
-    return kinds
-
-
-TARGETS = _targets() or ["python"]
+TARGETS = available_targets("c", "llvm") or ["python"]
 
 
 def _run(mod, *inputs, target=TARGETS[0]):

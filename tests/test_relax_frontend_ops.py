@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import available_targets
 
 import tilelang
 from tilelang import te
@@ -9,21 +10,7 @@ from tilelang.errors import ArgumentError
 from tilelang.ir import Var
 from tilelang.relax.frontend import ops
 
-
-def _target():
-    from tilelang.errors import BuildError
-    from tilelang.runtime import get_backend
-
-    for kind in ("c", "llvm"):
-        try:
-            get_backend(kind)
-        except BuildError:
-            continue
-        return kind
-    return "python"
-
-
-TARGET = _target()
+TARGET = (available_targets("c", "llvm") or ["python"])[0]
 
 
 def _run(inputs, out, arrays, out_shape, target=TARGET):
