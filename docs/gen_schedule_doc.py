@@ -97,30 +97,39 @@ class PrimitiveDoc:
     example: Example
 
 
+def public_methods() -> list[str]:
+    """The public methods of ``Schedule``, its own and those of its primitive mixins:
+    class by class in method resolution order (the core, then one family after
+    another), each class's methods in source order."""
+    names: list[str] = []
+    for cls in Schedule.__mro__:
+        names += [
+            name
+            for name, member in vars(cls).items()
+            if inspect.isfunction(member) and not name.startswith("_") and name not in names
+        ]
+    return names
+
+
 def primitives() -> list[str]:
-    """The public methods of ``Schedule`` that transform the program, in source order."""
-    return [
-        name
-        for name, member in vars(Schedule).items()
-        if inspect.isfunction(member) and not name.startswith("_") and name not in NOT_PRIMITIVES
-    ]
+    """The public methods of ``Schedule`` that transform the program, in the order of
+    :func:`public_methods`."""
+    return [name for name in public_methods() if name not in NOT_PRIMITIVES]
 
 
 def parameter_names(name: str) -> list[str]:
     """The parameters of ``Schedule.<name>`` as documented: ``*args`` with its star,
-    without ``self`` and without a trailing underscore (``loops_`` only avoids
-    shadowing a module inside schedule.py)."""
+    without ``self``."""
     params = list(inspect.signature(getattr(Schedule, name)).parameters.values())[1:]
     star = {inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"}
-    return [star.get(p.kind, "") + p.name.rstrip("_") for p in params]
+    return [star.get(p.kind, "") + p.name for p in params]
 
 
 def signature(name: str) -> str:
     """``name(arg, ...)`` as documented: no ``self``, no annotations."""
     sig = inspect.signature(getattr(Schedule, name))
     params = [
-        p.replace(name=p.name.rstrip("_"), annotation=inspect.Parameter.empty)
-        for p in list(sig.parameters.values())[1:]
+        p.replace(annotation=inspect.Parameter.empty) for p in list(sig.parameters.values())[1:]
     ]
     return name + str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
 

@@ -1,0 +1,231 @@
+"""Primitives of :class:`~tilelang.schedule.Schedule` that change where a buffer
+lives: cache_read, cache_write, set_scope. The rewrites are in :mod:`.cache`."""
+
+from __future__ import annotations
+
+from tilelang.schedule import cache
+from tilelang.schedule.state import BlockRV
+
+
+class CachePrimitives:
+    """cache_read, cache_write, set_scope (a mixin of
+    :class:`~tilelang.schedule.Schedule`, which provides the handle resolution and
+    ``_apply``)."""
+
+    def cache_read(self, block, read_buffer_index: int, storage_scope: str) -> BlockRV:
+        """Reads buffer ``reads[read_buffer_index]`` of ``block`` through a copy in
+        ``storage_scope``.
+
+        A new block ``<buffer>_<scope>`` copies the whole buffer into the cache after its
+        last writer; every block reading the buffer after the copy reads the cache.
+        Move the copy with :meth:`compute_at`.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            The reading block.
+        read_buffer_index : int
+            The position of the buffer in the block's ``T.reads``.
+        storage_scope : str
+            The scope of the cache, e.g. ``"shared"``, ``"local"`` or ``"global.A_reg"``.
+
+        Returns
+        -------
+        BlockRV
+            The copy block.
+
+        Raises
+        ------
+        ScheduleError
+            When the index is out of range, the scope is not a valid name, the block
+            also writes the buffer, or the buffer is written after the block.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i in range(8):
+                    with T.block("B"):
+                        vi = T.axis.remap("S", [i])
+                        T.reads(A[vi])
+                        T.writes(B[vi])
+                        B[vi] = A[vi] * T.float32(2)
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            A_shared = sch.cache_read(sch.get_block("B"), 0, "shared")
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                A_shared = T.alloc_buffer((8,), "float32", scope="shared")
+                for ax0 in range(8):
+                    with T.block("A_shared"):
+                        v0 = T.axis.remap("S", [ax0])
+                        T.reads(A[v0])
+                        T.writes(A_shared[v0])
+                        A_shared[v0] = A[v0]
+                for i in range(8):
+                    with T.block("B"):
+                        vi = T.axis.remap("S", [i])
+                        T.reads(A_shared[vi])
+                        T.writes(B[vi])
+                        B[vi] = A_shared[vi] * T.float32(2)
+        """
+        return self._cache("cache_read", block, read_buffer_index, storage_scope)
+
+    def cache_write(self, block, write_buffer_index: int, storage_scope: str) -> BlockRV:
+        """Writes buffer ``writes[write_buffer_index]`` of ``block`` through a cache in
+        ``storage_scope``.
+
+        The block writes a new buffer ``<buffer>_<scope>``, and a new block of the same
+        name copies it into the original buffer right after the block's loop nest.
+        Move the copy with :meth:`reverse_compute_at`.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            The writing block.
+        write_buffer_index : int
+            The position of the buffer in the block's ``T.writes``.
+        storage_scope : str
+            The scope of the cache, e.g. ``"local"`` or ``"shared"``.
+
+        Returns
+        -------
+        BlockRV
+            The copy block.
+
+        Raises
+        ------
+        ScheduleError
+            When the index is out of range, the scope is not a valid name, another
+            block of the scope writes the buffer, or a block reads it inside the same
+            loop nest.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i in range(8):
+                    with T.block("B"):
+                        vi = T.axis.remap("S", [i])
+                        T.reads(A[vi])
+                        T.writes(B[vi])
+                        B[vi] = A[vi] * T.float32(2)
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            B_local = sch.cache_write(sch.get_block("B"), 0, "local")
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                B_local = T.alloc_buffer((8,), "float32", scope="local")
+                for i in range(8):
+                    with T.block("B"):
+                        vi = T.axis.remap("S", [i])
+                        T.reads(A[vi])
+                        T.writes(B_local[vi])
+                        B_local[vi] = A[vi] * T.float32(2)
+                for ax0 in range(8):
+                    with T.block("B_local"):
+                        v0 = T.axis.remap("S", [ax0])
+                        T.reads(B_local[v0])
+                        T.writes(B[v0])
+                        B[v0] = B_local[v0]
+        """
+        return self._cache("cache_write", block, write_buffer_index, storage_scope)
+
+    def _cache(self, primitive, block, index, scope):
+        block, func_name, name = self._block_target(block, primitive)
+        func, new_name = getattr(cache, primitive)(self._mod[func_name], name, index, scope)
+        key = "read_buffer_index" if primitive == "cache_read" else "write_buffer_index"
+        args = [("block", block), (key, index), ("storage_scope", scope)]
+        (rv,) = self._apply(primitive, args, func_name, func, blocks=[new_name])
+        return rv
+
+    def set_scope(self, block, buffer_index: int, storage_scope: str) -> None:
+        """Changes the storage scope of buffer ``writes[buffer_index]`` of ``block``.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            The writing block.
+        buffer_index : int
+            The position of the buffer in the block's ``T.writes``; it must be
+            allocated in the function (``T.alloc_buffer``), not a parameter.
+        storage_scope : str
+            The new scope, e.g. ``"shared"`` or ``"local"``.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ScheduleError
+            When the index is out of range, the scope is not a valid name, or the
+            buffer is a function parameter.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                B = T.alloc_buffer((8,), "float32")
+                for i in range(8):
+                    with T.block("B"):
+                        vi = T.axis.remap("S", [i])
+                        T.reads(A[vi])
+                        T.writes(B[vi])
+                        B[vi] = A[vi] * T.float32(2)
+                for i in range(8):
+                    with T.block("C"):
+                        vi = T.axis.remap("S", [i])
+                        T.reads(B[vi])
+                        T.writes(C[vi])
+                        C[vi] = B[vi] + T.float32(1)
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            sch.set_scope(sch.get_block("B"), 0, "shared")
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                B = T.alloc_buffer((8,), "float32", scope="shared")
+                for i in range(8):
+                    with T.block("B"):
+                        vi = T.axis.remap("S", [i])
+                        T.reads(A[vi])
+                        T.writes(B[vi])
+                        B[vi] = A[vi] * T.float32(2)
+                for i in range(8):
+                    with T.block("C"):
+                        vi = T.axis.remap("S", [i])
+                        T.reads(B[vi])
+                        T.writes(C[vi])
+                        C[vi] = B[vi] + T.float32(1)
+        """
+        block, func_name, name = self._block_target(block, "set_scope")
+        func = cache.set_scope(self._mod[func_name], name, buffer_index, storage_scope)
+        args = [("block", block), ("buffer_index", buffer_index), ("storage_scope", storage_scope)]
+        self._apply("set_scope", args, func_name, func)
