@@ -12,7 +12,7 @@ from tilelang.ir.analysis import uses_any_var
 from tilelang.ir.buffer import Range
 from tilelang.ir.functor import substitute
 from tilelang.schedule.block_placement import _with_regions
-from tilelang.schedule.common import find_loop, fresh_name, loop_subject
+from tilelang.schedule.common import copy_loops, find_loop, fresh_name, loop_subject
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree, rewrite
 
@@ -165,13 +165,4 @@ def _init_nest(block, chain, inner_ivs, inner_values, body_map, taken):
     stmt = S.BlockRealize(
         tuple(substitute(v, loop_map) for _, v in spatial), E.IntImm("bool", 1), init_block
     )
-    for lp in reversed(loops):
-        stmt = S.For(
-            loop_map[lp.loop_var],
-            lp.min,
-            lp.extent,
-            lp.kind,
-            stmt,
-            thread_binding=lp.thread_binding,
-        )
-    return stmt
+    return copy_loops(stmt, loops, loop_map)

@@ -94,6 +94,22 @@ def map_realizes(stmt: S.Stmt, fn) -> S.Stmt:
     return _RealizeMap(fn).visit(stmt)
 
 
+def copy_loops(body: S.Stmt, loops, loop_map: dict) -> S.Stmt:
+    """``body`` wrapped in copies of ``loops`` (outermost first), each iterating its new
+    variable ``loop_map[loop.loop_var]`` over the same range, with the same kind and
+    thread binding (how decompose_reduction and blockize give an init its own loops)."""
+    for lp in reversed(loops):
+        body = S.For(
+            loop_map[lp.loop_var],
+            lp.min,
+            lp.extent,
+            lp.kind,
+            body,
+            thread_binding=lp.thread_binding,
+        )
+    return body
+
+
 def and_predicate(old: E.PrimExpr, extra: E.PrimExpr) -> E.PrimExpr:
     """``old and extra`` without a redundant ``True and``."""
     if isinstance(old, E.IntImm) and old.value:

@@ -11,6 +11,7 @@ from tilelang.ir.functor import substitute
 from tilelang.schedule.block_placement import _with_regions
 from tilelang.schedule.common import (
     block_subject,
+    copy_loops,
     find_block,
     find_loop,
     fresh_name,
@@ -90,15 +91,7 @@ def decompose_reduction(func, name, loop_var):
         substitute(realize.predicate, loop_map),
         init_block,
     )
-    for lp in reversed(init_loops):
-        init_stmt = S.For(
-            loop_map[lp.loop_var],
-            lp.min,
-            lp.extent,
-            lp.kind,
-            init_stmt,
-            thread_binding=lp.thread_binding,
-        )
+    init_stmt = copy_loops(init_stmt, init_loops, loop_map)
     update = _with_regions(attrs.evolve(block, init=None, name_hint=update_name))
     func = rewrite(func, {id(block): update})
     loop = Tree(func).loops[id(loop_var)]
