@@ -28,12 +28,13 @@ from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.convert import binary, const_int_value
+from tilelang.ir.functor import NodeFunctor
 from tilelang.ir.node import deep_recursion
 
 _INDENT = "    "
 
 
-class FunctionWriter:
+class FunctionWriter(NodeFunctor):
     """Writes one lowered PrimFunc as a Python function."""
 
     def __init__(self, func, name: str):
@@ -96,10 +97,10 @@ class FunctionWriter:
 
     # ------------------------------------------------------------ statements
     def stmt(self, s) -> None:
-        method = getattr(self, "s_" + type(s).visit_name, None)
-        if method is None:
-            raise BuildError(f"the python backend cannot translate {type(s).__name__}")
-        method(s)
+        self.visit(s)
+
+    def generic_visit(self, s):
+        raise BuildError(f"the python backend cannot translate {type(s).__name__}")
 
     def block(self, s) -> None:
         start = len(self.lines)
@@ -111,17 +112,17 @@ class FunctionWriter:
         ):
             self.lines.append(_INDENT * (self.depth + 1) + "pass")
 
-    def s_seq_stmt(self, s):
+    def visit_seq_stmt(self, s):
         for item in s.seq:
             self.stmt(item)
 
-    def s_buffer_store(self, s):
+    def visit_buffer_store(self, s):
         array = self.array_name.get(id(s.buffer.data))
         if array is None:
             raise BuildError(f"buffer {s.buffer.name} is stored to but never allocated")
         self.emit(f"{array}[{self.exprs.index(s.indices[0])}] = {self.exprs.expr(s.value)}")
 
-    def s_for(self, s):
+    def visit_for(self, s):
         var = self.names.get(s.loop_var)
         lo, extent = s.min, s.extent
         if const_int_value(lo) == 0 and s.step is None:
@@ -137,35 +138,35 @@ class FunctionWriter:
         self.emit(f"for {var} in range({bounds}):{note}")
         self.block(s.body)
 
-    def s_while(self, s):
+    def visit_while(self, s):
         self.emit(f"while {self.exprs.expr(s.condition)}:")
         self.block(s.body)
 
-    def s_if_then_else(self, s):
+    def visit_if_then_else(self, s):
         self.emit(f"if {self.exprs.expr(s.condition)}:")
         self.block(s.then_case)
         if s.else_case is not None:
             self.emit("else:")
             self.block(s.else_case)
 
-    def s_let_stmt(self, s):
+    def visit_let_stmt(self, s):
         value = self.exprs.expr(s.value)
         if s.value.dtype.lanes > 1:
             value = f"np.array({value})"  # a vector load is a view; a let keeps a value
         self.emit(f"{self.names.get(s.var)} = {value}")
         self.stmt(s.body)
 
-    def s_attr_stmt(self, s):
+    def visit_attr_stmt(self, s):
         self.emit(f"# attr {s.attr_key} = {self.exprs.expr(s.value)}")
         self.stmt(s.body)
 
-    def s_assert_stmt(self, s):
+    def visit_assert_stmt(self, s):
         message = self.exprs.expr(s.message)
         self.emit(f"if not ({self.exprs.expr(s.condition)}):")
         self.emit(f"{_INDENT}raise AssertionError({message})")
         self.stmt(s.body)
 
-    def s_allocate(self, s):
+    def visit_allocate(self, s):
         name = self.names.get(s.buffer_var)
         self.array_name[id(s.buffer_var)] = name
         size = self.exprs.expr(s.extents[0]) if len(s.extents) == 1 else None
@@ -175,13 +176,13 @@ class FunctionWriter:
         self.emit(f"{name} = np.empty({size}, dtype={np_type(s.dtype)}){scope}")
         self.stmt(s.body)
 
-    def s_decl_buffer(self, s):
+    def visit_decl_buffer(self, s):
         data = s.buffer.data
         if id(data) not in self.array_name:
             raise BuildError(f"buffer {s.buffer.name} is declared over unallocated storage")
         self.stmt(s.body)
 
-    def s_evaluate(self, s):
+    def visit_evaluate(self, s):
         if isinstance(s.value, (E.IntImm, E.FloatImm, E.StringImm)):
             return
         self.emit(self.exprs.expr(s.value))

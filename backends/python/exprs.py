@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
+from tilelang.ir.functor import NodeFunctor
 
 # Python operator precedence (higher binds tighter)
 _ATOM, _UNARY, _MUL, _ADD, _SHIFT, _BAND, _BXOR, _BOR, _CMP, _NOT, _AND, _OR, _IF = (
@@ -55,7 +56,7 @@ def np_type(dtype) -> str:
     return "np.bool_" if name == "bool" else f"np.{name}"
 
 
-class ExprPrinter:
+class ExprPrinter(NodeFunctor):
     """Renders expressions; ``names`` gives variables (and arrays) their identifiers,
     ``externs`` collects the ``call_extern`` names met."""
 
@@ -72,13 +73,13 @@ class ExprPrinter:
         return f"({text})" if p < prec or (right and p == prec) else text
 
     def render(self, e) -> tuple[str, int]:
-        method = getattr(self, "r_" + type(e).visit_name, None)
-        if method is None:
-            for klass, (symbol, prec) in _BINARY.items():
-                if isinstance(e, klass):
-                    return self.binary(e, symbol, prec)
-            raise BuildError(f"the python backend cannot translate {type(e).__name__}")
-        return method(e)
+        return self.visit(e)
+
+    def generic_visit(self, e):
+        for klass, (symbol, prec) in _BINARY.items():
+            if isinstance(e, klass):
+                return self.binary(e, symbol, prec)
+        raise BuildError(f"the python backend cannot translate {type(e).__name__}")
 
     def binary(self, e, symbol, prec):
         return f"{self.paren(e.a, prec)} {symbol} {self.paren(e.b, prec, right=True)}", prec
@@ -88,73 +89,71 @@ class ExprPrinter:
         return f"{fn}({', '.join(texts)})", _ATOM
 
     # -- leaves
-    def r_var(self, e):
+    def visit_var(self, e):
         array = self.array_name.get(id(e))
         if array is not None:
             return array, _ATOM
         return self.names.get(e), _ATOM
 
-    r_size_var = r_var
-
-    def r_int_imm(self, e):
+    def visit_int_imm(self, e):
         if e.dtype.is_bool():
             return ("True" if e.value else "False"), _ATOM
         return str(e.value), (_ATOM if e.value >= 0 else _UNARY)
 
-    def r_float_imm(self, e):
+    def visit_float_imm(self, e):
         value = e.value
         text = repr(value) if value == value and abs(value) != float("inf") else f'"{value}"'
         return f"{np_type(e.dtype)}({text})", _ATOM
 
-    def r_string_imm(self, e):
+    def visit_string_imm(self, e):
         return repr(e.value), _ATOM
 
     # -- arithmetic with C semantics
-    def r_div(self, e):
+    def visit_div(self, e):
         if e.dtype.element_of().is_float():
             return self.binary(e, "/", _MUL)
         return self.call("_truncdiv", e.a, e.b)
 
-    def r_mod(self, e):
+    def visit_mod(self, e):
         if e.dtype.element_of().is_float():
             return self.call("np.fmod", e.a, e.b)
         return self.call("_truncmod", e.a, e.b)
 
-    def r_floor_div(self, e):
+    def visit_floor_div(self, e):
         if e.dtype.element_of().is_float():
             return self.call("np.floor", f"{self.paren(e.a, _MUL)} / {self.paren(e.b, _MUL, True)}")
         return self.binary(e, "//", _MUL)
 
-    def r_floor_mod(self, e):
+    def visit_floor_mod(self, e):
         if e.dtype.element_of().is_float():
             return self.call("_float_floormod", e.a, e.b)
         return self.binary(e, "%", _MUL)
 
-    def r_min(self, e):
+    def visit_min(self, e):
         return self.call("np.minimum" if e.dtype.lanes > 1 else "min", e.a, e.b)
 
-    def r_max(self, e):
+    def visit_max(self, e):
         return self.call("np.maximum" if e.dtype.lanes > 1 else "max", e.a, e.b)
 
-    def r_and(self, e):
+    def visit_and(self, e):
         if e.dtype.lanes > 1:
             return self.call("np.logical_and", e.a, e.b)
         return self.binary(e, "and", _AND)
 
-    def r_or(self, e):
+    def visit_or(self, e):
         if e.dtype.lanes > 1:
             return self.call("np.logical_or", e.a, e.b)
         return self.binary(e, "or", _OR)
 
-    def r_not(self, e):
+    def visit_not(self, e):
         if e.dtype.lanes > 1:
             return self.call("np.logical_not", e.a)
         return f"not {self.paren(e.a, _NOT)}", _NOT
 
-    def r_select(self, e):
+    def visit_select(self, e):
         return self.call("_select", e.condition, e.true_value, e.false_value)
 
-    def r_cast(self, e):
+    def visit_cast(self, e):
         target, source = e.dtype, e.value.dtype
         if target.lanes > 1:
             return f"{self.paren(e.value, _ATOM)}.astype({np_type(target)})", _ATOM
@@ -172,22 +171,22 @@ class ExprPrinter:
                 return f"{base}:{self.paren(index.base, _ADD)} + {index.lanes}"
         return self.expr(index)
 
-    def r_buffer_load(self, e):
+    def visit_buffer_load(self, e):
         array = self.array_name[id(e.buffer.data)]
         return f"{array}[{self.index(e.indices[0])}]", _ATOM
 
-    def r_ramp(self, e):
+    def visit_ramp(self, e):
         return self.call("_ramp", e.base, e.stride, str(e.lanes), np_type(e.dtype))
 
-    def r_broadcast(self, e):
+    def visit_broadcast(self, e):
         return self.call("np.full", str(e.lanes), e.value, f"dtype={np_type(e.dtype)}")
 
-    def r_let(self, e):
+    def visit_let(self, e):
         name = self.names.get(e.var)
         return f"(lambda {name}: {self.expr(e.body)})({self.expr(e.value)})", _ATOM
 
     # -- calls
-    def r_call(self, e: E.Call):
+    def visit_call(self, e: E.Call):
         op, args = e.op, e.args
         if op in _MATH:
             return self.call(_MATH[op], *args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import attrs
 
 from tilelang.ir import expr as E
+from tilelang.ir.functor import NodeFunctor
 
 
 @attrs.frozen
@@ -34,74 +35,74 @@ def _floordiv(x, c):
     return None if x is None else x // c
 
 
-class _Bounder:
+class _Bounder(NodeFunctor):
     def __init__(self, var_bounds):
         self.var_bounds = var_bounds
 
     def bound(self, expr: E.PrimExpr) -> ConstBound:
         if not (expr.dtype.is_integer() and expr.dtype.lanes == 1):
             return UNKNOWN
-        method = getattr(self, "bound_" + type(expr).visit_name, None)
-        return UNKNOWN if method is None else method(expr)
+        return self.visit(expr)
 
-    def bound_int_imm(self, op):
+    def generic_visit(self, expr):
+        return UNKNOWN
+
+    def visit_int_imm(self, op):
         return ConstBound(op.value, op.value)
 
-    def bound_var(self, op):
+    def visit_var(self, op):
         known = self.var_bounds.get(op)
         if known is not None:
             return known
         return ConstBound(0, None) if isinstance(op, E.SizeVar) else UNKNOWN
 
-    bound_size_var = bound_var
-
-    def bound_add(self, op):
+    def visit_add(self, op):
         a, b = self.bound(op.a), self.bound(op.b)
         return ConstBound(_add(a.lo, b.lo), _add(a.hi, b.hi))
 
-    def bound_sub(self, op):
+    def visit_sub(self, op):
         a, b = self.bound(op.a), self.bound(op.b)
         neg_lo = None if b.hi is None else -b.hi
         neg_hi = None if b.lo is None else -b.lo
         return ConstBound(_add(a.lo, neg_lo), _add(a.hi, neg_hi))
 
-    def bound_mul(self, op):
+    def visit_mul(self, op):
         return mul_bounds(self.bound(op.a), self.bound(op.b))
 
-    def bound_floor_div(self, op):
+    def visit_floor_div(self, op):
         return floordiv_bounds(self.bound(op.a), self.bound(op.b))
 
-    def bound_floor_mod(self, op):
+    def visit_floor_mod(self, op):
         return floormod_bounds(self.bound(op.a), self.bound(op.b))
 
-    def bound_div(self, op):
+    def visit_div(self, op):
         a = self.bound(op.a)
         if a.lo is not None and a.lo >= 0:
             return floordiv_bounds(a, self.bound(op.b))
         return UNKNOWN
 
-    def bound_mod(self, op):
+    def visit_mod(self, op):
         return mod_bounds(self.bound(op.a), self.bound(op.b))
 
-    def bound_min(self, op):
+    def visit_min(self, op):
         a, b = self.bound(op.a), self.bound(op.b)
         lo = None if a.lo is None or b.lo is None else min(a.lo, b.lo)
         his = [h for h in (a.hi, b.hi) if h is not None]
         return ConstBound(lo, min(his) if his else None)
 
-    def bound_max(self, op):
+    def visit_max(self, op):
         a, b = self.bound(op.a), self.bound(op.b)
         los = [lo for lo in (a.lo, b.lo) if lo is not None]
         hi = None if a.hi is None or b.hi is None else max(a.hi, b.hi)
         return ConstBound(max(los) if los else None, hi)
 
-    def bound_select(self, op):
+    def visit_select(self, op):
         a, b = self.bound(op.true_value), self.bound(op.false_value)
         lo = None if a.lo is None or b.lo is None else min(a.lo, b.lo)
         hi = None if a.hi is None or b.hi is None else max(a.hi, b.hi)
         return ConstBound(lo, hi)
 
-    def bound_cast(self, op):
+    def visit_cast(self, op):
         src = op.value.dtype
         if src.is_integer() and src.lanes == 1 and op.dtype.bits >= src.bits:
             if src.is_uint() or op.dtype.is_int() or op.dtype.bits > src.bits:

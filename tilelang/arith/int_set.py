@@ -26,6 +26,7 @@ from tilelang.arith.linear import linear_form
 from tilelang.ir import expr as E
 from tilelang.ir.buffer import Range
 from tilelang.ir.convert import binary, const_int_value
+from tilelang.ir.functor import NodeFunctor
 from tilelang.ir.node import deep_recursion
 
 Bound = E.PrimExpr | None
@@ -105,7 +106,7 @@ def eval_interval(
         return _IntervalEval(var_ranges, bindings or {}).eval(expr)
 
 
-class _IntervalEval:
+class _IntervalEval(NodeFunctor):
     def __init__(self, var_ranges: dict, bindings: dict):
         self.ranges = var_ranges
         self.bindings = bindings
@@ -124,12 +125,12 @@ class _IntervalEval:
     def eval(self, expr: E.PrimExpr) -> tuple[Bound, Bound]:
         if not self.uses_relaxed(expr):
             return expr, expr
-        method = getattr(self, "eval_" + type(expr).visit_name, None)
-        if method is None:
-            return None, None
-        return method(expr)
+        return self.visit(expr)
 
-    def eval_var(self, var):
+    def generic_visit(self, expr):
+        return None, None  # unbounded
+
+    def visit_var(self, var):
         if var in self.bindings:
             return self.eval(self.bindings[var])
         rng: Range = self.ranges[var]
@@ -137,17 +138,15 @@ class _IntervalEval:
         hi = self.eval(simplify(binary("sub", binary("add", rng.min, rng.extent), 1)))[1]
         return lo, hi
 
-    eval_size_var = eval_var
-
-    def eval_add(self, op):
+    def visit_add(self, op):
         (alo, ahi), (blo, bhi) = self.eval(op.a), self.eval(op.b)
         return _add(alo, blo), _add(ahi, bhi)
 
-    def eval_sub(self, op):
+    def visit_sub(self, op):
         (alo, ahi), (blo, bhi) = self.eval(op.a), self.eval(op.b)
         return _sub(alo, bhi), _sub(ahi, blo)
 
-    def eval_mul(self, op):
+    def visit_mul(self, op):
         for var_side, const_side in ((op.a, op.b), (op.b, op.a)):
             c = const_int_value(const_side)
             if c is not None:
@@ -164,47 +163,47 @@ class _IntervalEval:
         kind = "floordiv" if floor else "div"
         return tuple(None if b is None else _fold_div(b, c, kind) for b in (lo, hi))
 
-    def eval_floor_div(self, op):
+    def visit_floor_div(self, op):
         return self._divide(op, floor=True)
 
-    def eval_div(self, op):
+    def visit_div(self, op):
         if not op.dtype.is_integer():
             return None, None
         return self._divide(op, floor=False)
 
-    def eval_floor_mod(self, op):
+    def visit_floor_mod(self, op):
         divisor = _const_bound(op.b, op.b)
         return _as_exprs(floormod_bounds(_const_bound(*self.eval(op.a)), divisor), op.dtype)
 
-    def eval_mod(self, op):
+    def visit_mod(self, op):
         if not op.dtype.is_integer():
             return None, None
         divisor = _const_bound(op.b, op.b)
         return _as_exprs(mod_bounds(_const_bound(*self.eval(op.a)), divisor), op.dtype)
 
-    def eval_min(self, op):
+    def visit_min(self, op):
         (alo, ahi), (blo, bhi) = self.eval(op.a), self.eval(op.b)
         # min(a, b) <= either upper bound, so one known upper bound suffices.
         hi = bhi if ahi is None else ahi if bhi is None else fold_min(ahi, bhi)
         return fold_min(alo, blo), hi
 
-    def eval_max(self, op):
+    def visit_max(self, op):
         (alo, ahi), (blo, bhi) = self.eval(op.a), self.eval(op.b)
         lo = blo if alo is None else alo if blo is None else fold_max(alo, blo)
         return lo, fold_max(ahi, bhi)
 
-    def eval_select(self, op):
+    def visit_select(self, op):
         (alo, ahi), (blo, bhi) = self.eval(op.true_value), self.eval(op.false_value)
         return fold_min(alo, blo), fold_max(ahi, bhi)
 
-    def eval_cast(self, op):
+    def visit_cast(self, op):
         src = op.value.dtype
         if not (op.dtype.is_integer() and src.is_integer() and op.dtype.bits >= src.bits):
             return None, None
         lo, hi = self.eval(op.value)
         return tuple(None if b is None else _fold_cast(b, op.dtype) for b in (lo, hi))
 
-    def eval_let(self, op):
+    def visit_let(self, op):
         inner = _IntervalEval(self.ranges, {**self.bindings, op.var: op.value})
         return inner.eval(op.body)
 
