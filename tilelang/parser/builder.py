@@ -194,7 +194,7 @@ class FunctionBuilder(StmtBuilderMixin):
         span = self.span(param)
         if isinstance(annotation, S.BufferSpec):
             buffer = annotation.make(name, span)
-            handle = Var(f"{name}_handle", "handle", span=span)
+            handle = Var(name, "handle", span=span)  # named as the user wrote it, as TVM does
             frame.params.append(handle)
             frame.buffer_map[handle] = buffer
             self.scopes.define(name, buffer)
