@@ -57,3 +57,10 @@ def test_tiled_matmul_source(golden):
 def test_build_rejects_non_modules():
     with pytest.raises(tilelang.BuildError, match="IRModule or a PrimFunc"):
         tilelang.build("not a module", "c")
+
+
+def test_argument_errors_use_the_names_written_in_the_source():
+    lib = tilelang.build(tilelang.parse_file(SAMPLES / "mm_relu.tir"), target="c")
+    a, c = np.zeros((128, 128), "float32"), np.zeros((128, 128), "float32")
+    with pytest.raises(tilelang.ArgumentError, match=r"^argument 'B' \(2nd\): expected shape"):
+        lib["mm_relu"](a, np.zeros((128, 64), "float32"), c)
