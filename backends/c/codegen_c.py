@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 from tilelang.backends.c.c_printer import CLikePrinter
-from tilelang.backends.c.names import ScopedNames, is_identifier, sanitize
+from tilelang.backends.c.names import ScopedNames, export_symbols, is_identifier, sanitize
 
 from tilelang.errors import BuildError
 from tilelang.ir.function import PrimFunc
@@ -75,7 +75,7 @@ def generate_c(mod, target, extern_headers=(), printer_class=CPrinter) -> CSourc
     if not funcs:
         raise BuildError("the module has no PrimFunc to compile")
     verify_lowered(mod, target.kind)
-    symbols = _export_symbols(funcs)
+    symbols = export_symbols(funcs, reserved=(ERROR_SYMBOL,))
     bodies, prototypes, helpers, externs, asserts = [], {}, set(), {}, False
     for name, func in funcs:
         printer = printer_class(ScopedNames(set(symbols.values())), target.num_cores)
@@ -101,18 +101,6 @@ def generate_c(mod, target, extern_headers=(), printer_class=CPrinter) -> CSourc
             parts.append("\n".join(declarations))
     parts.extend(bodies)
     return CSource("\n\n".join(parts) + "\n", symbols, prototypes, asserts)
-
-
-def _export_symbols(funcs) -> dict:
-    symbols, used = {}, set()
-    for name, func in funcs:
-        wanted = str(func.attrs.get("global_symbol", name))
-        symbol = sanitize(wanted)
-        while symbol in used or symbol == ERROR_SYMBOL:
-            symbol += "_"
-        used.add(symbol)
-        symbols[name] = symbol
-    return symbols
 
 
 def _includes(extern_headers) -> str:

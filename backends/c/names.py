@@ -40,6 +40,21 @@ def sanitize(name: str) -> str:
     return text
 
 
+def export_symbols(named_funcs, reserved=()) -> dict:
+    """``name -> exported symbol`` for ``(name, PrimFunc)`` pairs: each function's
+    ``global_symbol`` (or its name) sanitised, and renamed apart (``f_x``, ``f_x_``) when
+    two sanitise alike or one meets a ``reserved`` symbol. The C and LLVM backends
+    both export through this, so a function has the same symbol on either."""
+    symbols, used = {}, set(reserved)
+    for name, func in named_funcs:
+        symbol = sanitize(str(func.attrs.get("global_symbol", name)))
+        while symbol in used:
+            symbol += "_"
+        used.add(symbol)
+        symbols[name] = symbol
+    return symbols
+
+
 class ScopedNames:
     """Unique C names for variables, reused once the C block that declared them closes.
 

@@ -15,7 +15,7 @@ runtime's calling convention. Options are listed in :mod:`.options`.
 
 from __future__ import annotations
 
-from tilelang.errors import BuildError
+from tilelang.backends.c.names import export_symbols
 from tilelang.ir.function import PrimFunc
 from tilelang.transform.verify_lowered import verify_lowered
 
@@ -30,15 +30,10 @@ def generate_ir(lowered_mod, options: LLVMOptions) -> tuple[CodeGenLLVM, dict]:
     """The codegen holding ``lowered_mod`` as LLVM IR, and ``name -> (symbol, func)``."""
     verify_lowered(lowered_mod, "llvm")
     codegen = CodeGenLLVM(options)
+    prim_funcs = [(n, f) for n, f in lowered_mod.functions.items() if isinstance(f, PrimFunc)]
     funcs = {}
-    symbols = set()
-    for name, func in lowered_mod.functions.items():
-        if not isinstance(func, PrimFunc):
-            continue
-        symbol = func.attrs.get("global_symbol", name)
-        if symbol in symbols:
-            raise BuildError(f"two functions export the symbol {symbol!r}")
-        symbols.add(symbol)
+    for name, symbol in export_symbols(prim_funcs).items():
+        func = lowered_mod.functions[name]
         codegen.add_function(symbol, func)
         funcs[name] = (symbol, func)
     return codegen, funcs

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 from tilelang.backends.python.codegen import function_source
+from tilelang.backends.python.names import NameTable
 from tilelang.backends.python.support import NAMESPACE
 
 from tilelang.errors import BuildError
@@ -59,10 +60,13 @@ def _generate(lowered_mod: IRModule):
     verify_lowered(lowered_mod, "python")
     parts = ["import numpy as np", ""]
     names, externs = {}, []
+    # Functions are defined and looked up by one sanitised, module-unique identifier, so
+    # two symbols that sanitise alike are renamed apart, never merged.
+    function_names = NameTable()
     for key, func in lowered_mod.functions.items():
         if not isinstance(func, PrimFunc):
             continue
-        symbol = func.attrs.get("global_symbol", key)
+        symbol = function_names.fresh(func.attrs.get("global_symbol", key))
         source, used = function_source(func, symbol)
         parts += [source, "", ""]
         names[key] = symbol

@@ -21,7 +21,7 @@ allocations are ``np.empty``, loops of every kind run sequentially as
 from __future__ import annotations
 
 from tilelang.backends.python.exprs import ExprPrinter, np_type
-from tilelang.backends.python.names import NameTable
+from tilelang.backends.python.names import NameTable, comment
 
 from tilelang.arith import simplify
 from tilelang.errors import BuildError
@@ -38,8 +38,9 @@ class FunctionWriter(NodeFunctor):
     """Writes one lowered PrimFunc as a Python function."""
 
     def __init__(self, func, name: str):
-        self.func, self.name = func, name
+        self.func, self.name = func, name  # name: an identifier unique in the module
         self.names = NameTable()
+        self.names.used.add(name)
         self.array_name: dict[int, str] = {}
         self.exprs = ExprPrinter(self.names, self.array_name)
         self.lines: list[str] = []
@@ -71,12 +72,12 @@ class FunctionWriter(NodeFunctor):
             self.emit(line)
         with deep_recursion():
             self.stmt(func.body)
-        header = f"def {self.names.fresh(self.name)}({', '.join(args)}):"
+        header = f"def {self.name}({', '.join(args)}):"
         return "\n".join([header, *self.lines])
 
     def _scalar(self, name: str, dtype) -> str:
         if dtype.is_handle():
-            return f"# {name}: handle"
+            return comment(f"{name}: handle")
         return f"{name} = {np_type(dtype)}({name})"
 
     def _flat_view(self, flat: str, arg: str, buffer) -> str:
@@ -134,7 +135,7 @@ class FunctionWriter(NodeFunctor):
                 bounds += f", {self.exprs.expr(s.step)}"
         note = ""
         if s.kind != S.ForKind.SERIAL:
-            note = f"  # {s.kind.value}" + (f" {s.thread_binding}" if s.thread_binding else "")
+            note = "  " + comment(f"{s.kind.value} {s.thread_binding or ''}".rstrip())
         self.emit(f"for {var} in range({bounds}):{note}")
         self.block(s.body)
 
@@ -157,7 +158,7 @@ class FunctionWriter(NodeFunctor):
         self.stmt(s.body)
 
     def visit_attr_stmt(self, s):
-        self.emit(f"# attr {s.attr_key} = {self.exprs.expr(s.value)}")
+        self.emit(comment(f"attr {s.attr_key} = {self.exprs.expr(s.value)}"))
         self.stmt(s.body)
 
     def visit_assert_stmt(self, s):
@@ -172,7 +173,7 @@ class FunctionWriter(NodeFunctor):
         size = self.exprs.expr(s.extents[0]) if len(s.extents) == 1 else None
         if size is None:
             size = " * ".join(self.exprs.paren(x, 13) for x in s.extents)
-        scope = "" if s.scope == "global" else f"  # {s.scope}"
+        scope = "" if s.scope == "global" else "  " + comment(s.scope)
         self.emit(f"{name} = np.empty({size}, dtype={np_type(s.dtype)}){scope}")
         self.stmt(s.body)
 
@@ -189,6 +190,7 @@ class FunctionWriter(NodeFunctor):
 
 
 def function_source(func, name: str) -> tuple[str, list[str]]:
-    """The Python source of one lowered function and the extern names it calls."""
+    """The Python source of one lowered function, defined as ``name`` (an identifier
+    from the module's NameTable), and the extern names it calls."""
     writer = FunctionWriter(func, name)
     return writer.write(), writer.exprs.externs
