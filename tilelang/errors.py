@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import linecache
+
 from tilelang.ir.expr import TIRTypeError
 
 
@@ -9,9 +11,9 @@ class TileLangError(Exception):
     """Base of the errors tilelang raises on purpose."""
 
 
-class TIRSyntaxError(TileLangError):
-    """A program that does not parse, or that parses but means nothing (an undefined
-    name, a wrong number of indices...). ``str()`` is the rendered diagnostic:
+class LocatedError(TileLangError):
+    """An error about a place in the user's program. ``str()`` is the rendered
+    diagnostic:
 
     .. code-block:: text
 
@@ -53,6 +55,29 @@ class TIRSyntaxError(TileLangError):
             ]
         return "\n".join(lines)
 
+    @classmethod
+    def at(cls, message: str, span=None, **kwargs):
+        """The error located at ``span`` (a :class:`~tilelang.ir.node.Span` or None),
+        showing the source line when its file can be read."""
+        if span is None or span.line is None:
+            return cls(message, **kwargs)
+        text = "".join(linecache.getlines(span.source)) if span.source else None
+        length = 1
+        if span.end_line == span.line and span.end_column:
+            length = span.end_column - span.column
+        return cls(message, span.source, span.line, span.column, length, text or None, **kwargs)
+
+
+class TIRSyntaxError(LocatedError):
+    """A program that does not parse, or that parses but means nothing (an undefined
+    name, a wrong number of indices...)."""
+
+
+class OutOfBoundsError(LocatedError, IndexError):
+    """A buffer access outside its buffer, located at the access in the source: found
+    at compile time when provable, or at run time by a bounds-checked build
+    (``build(..., bounds_check=True)``) or the python reference backend."""
+
 
 class ScheduleError(TileLangError):
     """A schedule primitive whose preconditions do not hold; the schedule is unchanged."""
@@ -68,7 +93,9 @@ class ArgumentError(TileLangError, TypeError):
 
 __all__ = [
     "TileLangError",
+    "LocatedError",
     "TIRSyntaxError",
+    "OutOfBoundsError",
     "TIRTypeError",
     "ScheduleError",
     "BuildError",

@@ -13,7 +13,15 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from tilelang.backends.c.codegen_c import ERROR_SYMBOL, CSource, generate_c, header_text
+from tilelang.backends.c.codegen_c import (
+    ERROR_SYMBOL,
+    ERROR_VALUES_SYMBOL,
+    MAX_ERROR_VALUES,
+    CSource,
+    generate_c,
+    header_text,
+)
+from tilelang.bounds.report import is_bounds_payload, out_of_bounds_error
 
 from tilelang.errors import BuildError
 from tilelang.runtime.cache import atomic_write, content_key, load_or_build
@@ -60,11 +68,20 @@ def _error_check(lib):
     last_error = getattr(lib, ERROR_SYMBOL)
     last_error.restype = ctypes.c_char_p
     last_error.argtypes = []
+    last_values = getattr(lib, ERROR_VALUES_SYMBOL)
+    last_values.restype = ctypes.c_int
+    last_values.argtypes = [ctypes.POINTER(ctypes.c_int64)]
 
     def check():
         message = last_error()
-        if message is not None:
-            raise RuntimeError(f"assertion failed in compiled code: {message.decode()}")
+        if message is None:
+            return
+        text = message.decode(errors="replace")
+        if is_bounds_payload(text):
+            values = (ctypes.c_int64 * MAX_ERROR_VALUES)()
+            count = last_values(values)
+            raise out_of_bounds_error(text, values[:count])
+        raise RuntimeError(f"assertion failed in compiled code: {text}")
 
     return check
 
@@ -93,7 +110,9 @@ def build(lowered_mod, target, *, extern_sources=(), extern_headers=(), libs=())
     source = generate_c(lowered_mod, target, extern_headers)
     opt_level = int(target.get("opt-level", 3))
     flags = [f"-O{opt_level}", *SHARED_FLAGS]
-    symbols = list(source.symbols.values()) + ([ERROR_SYMBOL] if source.has_asserts else [])
+    symbols = list(source.symbols.values())
+    if source.has_asserts:
+        symbols += [ERROR_SYMBOL, ERROR_VALUES_SYMBOL]
     with tempfile.TemporaryDirectory(prefix="tilelang-c-") as work:
         work = Path(work)
         extern_paths, extern_contents = extern_inputs(extern_sources, work)

@@ -21,6 +21,7 @@ import struct
 
 from tilelang.backends.c.names import ScopedNames, is_identifier
 
+from tilelang.bounds.report import BOUNDS_ERROR
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
@@ -233,9 +234,17 @@ class CLikePrinter(NodeFunctor):
         # The first failed assertion is recorded for the runtime to raise; the code it
         # guards is skipped.
         self.has_asserts = True
-        message = op.message.value if isinstance(op.message, E.StringImm) else "assertion failed"
         self.open_block(f"if (!{self.expr(op.condition)})")
-        self.emit(f"tl_set_error({c_string(message)});")
+        if isinstance(op.message, E.Call) and op.message.op == BOUNDS_ERROR:
+            site, *values = op.message.args
+            listed = ", ".join(f"(int64_t)({self.expr(v)})" for v in values)
+            self.emit(
+                f"tl_set_error_values({c_string(site.value)}, {len(values)}, "
+                f"(const int64_t[]){{{listed}}});"
+            )
+        else:
+            message = op.message.value if isinstance(op.message, E.StringImm) else "assertion failed"
+            self.emit(f"tl_set_error({c_string(message)});")
         self.close_block("} else {")
         self.level += 1
         self.names.open_scope()

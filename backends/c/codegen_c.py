@@ -42,17 +42,36 @@ _HELPER_TEMPLATES = {
 
 _ERROR_SUPPORT = """\
 static const char* tl_error_message = 0;
+static int64_t tl_error_values[TL_ERROR_VALUES];
+static int tl_error_count = 0;
 static void tl_set_error(const char* message) {
   if (!tl_error_message) tl_error_message = message;
+}
+/* A failed bounds check: its site and the values it reports (first failure wins). */
+static void tl_set_error_values(const char* message, int count, const int64_t* values) {
+#pragma omp critical(tl_error)
+  if (!tl_error_message) {
+    for (int i = 0; i < count && i < TL_ERROR_VALUES; ++i) tl_error_values[i] = values[i];
+    tl_error_count = count < TL_ERROR_VALUES ? count : TL_ERROR_VALUES;
+    tl_error_message = message;
+  }
 }
 /* The first failed assertion since the last call (the runtime raises it). */
 const char* tilelang_last_error(void) {
   const char* message = tl_error_message;
   tl_error_message = 0;
   return message;
-}"""
+}
+/* The values recorded with it (copied to out); their number. */
+int tilelang_last_error_values(int64_t* out) {
+  for (int i = 0; i < tl_error_count; ++i) out[i] = tl_error_values[i];
+  return tl_error_count;
+}""".replace("TL_ERROR_VALUES", str(2 * 8))
 
 ERROR_SYMBOL = "tilelang_last_error"
+ERROR_VALUES_SYMBOL = "tilelang_last_error_values"
+#: at most this many values travel with a failed check (an 8-d access)
+MAX_ERROR_VALUES = 16
 
 
 class CPrinter(CLikePrinter):
@@ -75,7 +94,7 @@ def generate_c(mod, target, extern_headers=(), printer_class=CPrinter) -> CSourc
     if not funcs:
         raise BuildError("the module has no PrimFunc to compile")
     verify_lowered(mod, target.kind)
-    symbols = export_symbols(funcs, reserved=(ERROR_SYMBOL,))
+    symbols = export_symbols(funcs, reserved=(ERROR_SYMBOL, ERROR_VALUES_SYMBOL))
     bodies, prototypes, helpers, externs, asserts = [], {}, set(), {}, False
     for name, func in funcs:
         printer = printer_class(ScopedNames(set(symbols.values())), target.num_cores)

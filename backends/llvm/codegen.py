@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from tilelang.bounds.report import BOUNDS_ERROR
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir.dtype import INT64
@@ -35,6 +36,9 @@ from .vectorize import vectorize_body
 #: constant-size allocations up to this many bytes live on the stack
 STACK_LIMIT_BYTES = 256 * 1024
 ERROR_SLOT = "__tilelang_last_error"
+#: the values a failed bounds check records (indices, then extents)
+ERROR_VALUES = "__tilelang_last_error_values"
+MAX_ERROR_VALUES = 16
 
 
 class _LoopID(ir.values.MDValue):
@@ -64,6 +68,9 @@ class CodeGenLLVM(ExprEmitter):
         self.strings: dict[str, ir.GlobalVariable] = {}
         self.error_slot = ir.GlobalVariable(self.module, PTR, ERROR_SLOT)
         self.error_slot.initializer = ir.Constant(PTR, None)
+        self.error_values_type = ir.ArrayType(ir.IntType(64), MAX_ERROR_VALUES)
+        self.error_values = ir.GlobalVariable(self.module, self.error_values_type, ERROR_VALUES)
+        self.error_values.initializer = ir.Constant(self.error_values_type, None)
         self.uses_openmp = False
         self.num_outlined = 0
         self.in_parallel = False
@@ -166,10 +173,34 @@ class CodeGenLLVM(ExprEmitter):
         fail = self.builder.append_basic_block("assert.fail")
         self.builder.cbranch(self.visit(op.condition), ok, fail)
         self.builder.position_at_end(fail)
-        message = op.message.value if isinstance(op.message, E.StringImm) else str(op.message)
-        self.emit_failure(message)
+        if isinstance(op.message, E.Call) and op.message.op == BOUNDS_ERROR:
+            self.emit_bounds_failure(op.message)
+        else:
+            message = op.message.value if isinstance(op.message, E.StringImm) else str(op.message)
+            self.emit_failure(message)
         self.builder.position_at_end(ok)
         self.visit(op.body)
+
+    def emit_bounds_failure(self, call):
+        """Record a failed bounds check -- its site and values -- and return. Only the
+        thread whose compare-and-swap claims the empty slot writes the values."""
+        site, *values = call.args
+        b = self.builder
+        values = [b.sext(v, ir.IntType(64)) if v.type.width < 64 else v
+                  for v in (self.visit(x) for x in values[:MAX_ERROR_VALUES])]  # fmt: skip
+        instr = ir.instructions.CmpXchg(
+            b.block, self.error_slot, ir.Constant(PTR, None),
+            self.string_constant(site.value), "monotonic", "monotonic", "claim",
+        )  # fmt: skip
+        b._insert(instr)
+        with b.if_then(b.extract_value(instr, 1)):
+            for i, value in enumerate(values):
+                slot = b.gep(self.error_values, [constant("int64", i)], source_etype=value.type)
+                # llvmlite checks stores against typed pointers; the IR is opaque.
+                store = ir.instructions.StoreInstr(b.block, value, slot)
+                store.align = 8
+                b._insert(store)
+        b.ret_void()
 
     def emit_failure(self, message: str):
         """Record ``message`` as the error of this call and return."""

@@ -9,7 +9,9 @@ from tilelang.errors import BuildError, TileLangError
 from tilelang.runtime.ctypes_call import function_type, make_caller
 
 from . import jit
-from .codegen import ERROR_SLOT
+from tilelang.bounds.report import is_bounds_payload, out_of_bounds_error
+
+from .codegen import ERROR_SLOT, ERROR_VALUES, MAX_ERROR_VALUES
 
 
 class AssertionFailure(TileLangError, RuntimeError):
@@ -34,6 +36,9 @@ class LLVMModule:
         jit.check_symbols(externs, uses_openmp)
         self._loaded = jit.LoadedObject(self.object_code, options)
         self._error_slot = ctypes.c_void_p.from_address(self._loaded.global_address(ERROR_SLOT))
+        self._error_values = (ctypes.c_int64 * MAX_ERROR_VALUES).from_address(
+            self._loaded.global_address(ERROR_VALUES)
+        )
         self.functions = {}
         for name, (symbol, func) in funcs.items():
             cfunc = function_type(func)(self._loaded.address(symbol))
@@ -45,6 +50,8 @@ class LLVMModule:
         if address:
             self._error_slot.value = None
             message = ctypes.string_at(address).decode(errors="replace")
+            if is_bounds_payload(message):
+                raise out_of_bounds_error(message, list(self._error_values))
             raise AssertionFailure(f"assertion failed in compiled code: {message}")
 
     def _optimized(self):

@@ -24,6 +24,7 @@ from tilelang.backends.python.exprs import ExprPrinter, np_type
 from tilelang.backends.python.names import NameTable, comment
 
 from tilelang.arith import simplify
+from tilelang.bounds.report import BOUNDS_ERROR
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
@@ -164,7 +165,10 @@ class FunctionWriter(NodeFunctor):
     def visit_assert_stmt(self, s):
         message = self.exprs.expr(s.message)
         self.emit(f"if not ({self.exprs.expr(s.condition)}):")
-        self.emit(f"{_INDENT}raise AssertionError({message})")
+        if isinstance(s.message, E.Call) and s.message.op == BOUNDS_ERROR:
+            self.emit(f"{_INDENT}raise {message}")  # the located OutOfBoundsError
+        else:
+            self.emit(f"{_INDENT}raise AssertionError({message})")
         self.stmt(s.body)
 
     def visit_allocate(self, s):

@@ -9,6 +9,7 @@ type), so index arithmetic stays readable: ``A_flat[i * 16 + k]``.
 
 from __future__ import annotations
 
+from tilelang.bounds.report import BOUNDS_ERROR
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir.functor import NodeFunctor
@@ -207,6 +208,8 @@ class ExprPrinter(NodeFunctor):
         if op == "tvm_access_ptr":
             _, data, offset, extent, _mask = args
             return self.call("_ptr", data, offset, extent)
+        if op == BOUNDS_ERROR:
+            return self.call("_bounds_error", *args)
         if op == "call_extern":
             name = args[0].value
             if name not in self.externs:

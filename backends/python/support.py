@@ -103,6 +103,13 @@ class ShiftedView:
         self.array[self._shift(index)] = value
 
 
+def bounds_error(payload, *values):
+    """The OutOfBoundsError of a failed bounds check (raised by the generated code)."""
+    from tilelang.bounds.report import out_of_bounds_error
+
+    return out_of_bounds_error(payload, values)
+
+
 NAMESPACE = {
     "np": np,
     "_truncdiv": truncdiv,
@@ -119,4 +126,5 @@ NAMESPACE = {
     "_ptr": pointer,
     "_flat": flat_view,
     "_Shifted": ShiftedView,
+    "_bounds_error": bounds_error,
 }

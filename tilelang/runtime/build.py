@@ -26,18 +26,27 @@ def is_lowered(mod: IRModule) -> bool:
     return bool(funcs) and all(f.attrs.get("tl.lowered") for f in funcs)
 
 
-def lower_module(mod: IRModule) -> IRModule:
+def lower_module(mod: IRModule, bounds_check: bool | None = None) -> IRModule:
     """``mod`` lowered by the pipeline (unchanged if it is lowered already)."""
     if is_lowered(mod):
+        if bounds_check:
+            raise BuildError(
+                "bounds_check=True needs the module before lowering (its buffers' shapes); "
+                "pass the TensorIR function, not a lowered one"
+            )
         return mod
     try:
         from tilelang.transform import lower
     except ImportError as exc:
         raise BuildError(f"the lowering pipeline is not available: {exc}") from exc
-    return lower(mod)
+    return lower(mod, bounds_check=bounds_check)
 
 
-def build(mod_or_func, target="llvm", **build_options) -> Module:
+#: backends whose generated code can stop a call at a failed check
+_CHECKING_BACKENDS = ("python", "c", "llvm")
+
+
+def build(mod_or_func, target="llvm", bounds_check: bool | None = None, **build_options) -> Module:
     """Compile an IRModule (or one PrimFunc) for ``target`` and return a :class:`Module`.
 
     ``target`` is a :class:`tilelang.target.Target` or its spelling (``"c"``,
@@ -47,9 +56,21 @@ def build(mod_or_func, target="llvm", **build_options) -> Module:
 
         lib = tilelang.build(mod, target="c")
         lib["mm_relu"](a, b, c)
+
+    ``bounds_check=True`` (or TVM's ``PassContext(config={"tir.instrument_bound_checkers":
+    True})``) checks every access not shown inside its buffer at run time on the c and
+    llvm backends: a failing one raises :class:`~tilelang.errors.OutOfBoundsError`
+    naming the function, the buffer, the index and the access in the source, and
+    nothing is written past the buffer. The python reference always checks (unless
+    ``bounds_check=False``).
     """
     target = as_target(target)
-    lowered = lower_module(_as_module(mod_or_func))
+    if bounds_check and target.kind not in _CHECKING_BACKENDS:
+        raise BuildError(f"bounds_check is not supported by the '{target.kind}' backend")
+    mod = _as_module(mod_or_func)
+    if bounds_check is None and target.kind == "python" and not is_lowered(mod):
+        bounds_check = True  # the reference checks what it can (a lowered module: no)
+    lowered = lower_module(mod, bounds_check)
     backend = get_backend(target.kind)
     # One check of docs/lowered_ir.md for every backend, so none meets IR it cannot
     # translate (e.g. with FlattenBuffer disabled).

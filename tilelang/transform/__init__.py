@@ -7,6 +7,7 @@ from tilelang.transform.compact_buffer_allocation import CompactBufferAllocation
 from tilelang.transform.convert_blocks_to_opaque import ConvertBlocksToOpaque
 from tilelang.transform.flatten_buffer import FlattenBuffer
 from tilelang.transform.instrument import PassInstrument, PassTimingInstrument, PrintIR
+from tilelang.transform.instrument_bound_checkers import InstrumentBoundCheckers
 from tilelang.transform.lower_init_block import LowerInitBlock
 from tilelang.transform.lower_match_buffer import LowerMatchBuffer
 from tilelang.transform.lower_opaque_block import LowerOpaqueBlock
@@ -25,6 +26,7 @@ from tilelang.transform.plan_buffer_allocation import PlanAndUpdateBufferAllocat
 from tilelang.transform.remove_no_op import RemoveNoOp
 from tilelang.transform.simplify import Simplify
 from tilelang.transform.unroll_loop import UnrollLoop
+from tilelang.transform.verify_bounds import BoundsWarning, VerifyBufferBounds
 from tilelang.transform.verify_well_formed import VerifyWellFormed, WellFormedError
 
 __all__ = [
@@ -33,5 +35,6 @@ __all__ = [
     "lower", "lower_passes", "phases", "VerifyWellFormed", "WellFormedError",
     "LowerInitBlock", "ConvertBlocksToOpaque", "PlanAndUpdateBufferAllocationLocation",
     "CompactBufferAllocation", "LowerMatchBuffer", "LowerOpaqueBlock", "FlattenBuffer",
-    "Simplify", "RemoveNoOp", "UnrollLoop", "BindArguments",
+    "Simplify", "RemoveNoOp", "UnrollLoop", "BindArguments", "VerifyBufferBounds",
+    "BoundsWarning", "InstrumentBoundCheckers",
 ]  # fmt: skip
