@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Callable
 
 from tilelang import cli_backend, cli_run
@@ -80,7 +81,23 @@ def make_argument_parser() -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    """Parse ``args.file``, prepare, emit, run; returns the exit status."""
+    """Parse ``args.file``, prepare, emit, run; returns the exit status. Warnings about
+    the program (``--warn-bounds``) go to stderr after the run."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        status = _run(args)
+    shown = set()
+    for warning in caught:
+        if warning.category.__name__ == "BoundsWarning":  # a located diagnostic
+            if str(warning.message) not in shown:  # lowering checks again: say it once
+                shown.add(str(warning.message))
+                print(warning.message, file=sys.stderr)
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    return status
+
+
+def _run(args) -> int:
     from tilelang.errors import TileLangError
     from tilelang.parser import parse_file
 
@@ -90,6 +107,8 @@ def run(args) -> int:
         with cli_backend.pass_context(args):
             original = cli_backend.select_function(module, args)
             module = cli_backend.apply_schedule(original, args)
+            if args.warn_bounds:
+                cli_backend.check_bounds(module)
             if args.tune is not None:
                 module = tune_cli.tune_module(module, args)
             if args.emit or not (args.run or args.check):

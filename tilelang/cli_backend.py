@@ -104,6 +104,18 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         "--print-after-all", action="store_true", help="print the IR after every pass to stderr"
     )
     group.add_argument(
+        "--bounds-check",
+        action="store_true",
+        help="check every buffer access at run time (c, llvm): an out-of-bounds index "
+        "stops the call with an error naming the access",
+    )
+    group.add_argument(
+        "--warn-bounds",
+        action="store_true",
+        help="also warn about accesses that may be out of bounds (symbolic sizes); "
+        "provable ones are always errors",
+    )
+    group.add_argument(
         "--schedule",
         metavar="FILE.py",
         help="apply def schedule(sch) from this Python file before building",
@@ -135,7 +147,7 @@ def pass_context(args):
     """The PassContext the command line asks for (none when no option concerns passes,
     so that ``--emit tir`` never imports the pipeline)."""
     if not (args.print_after or args.print_after_all or args.disable_pass) and (
-        args.opt_level is None
+        args.opt_level is None and not args.bounds_check and not args.warn_bounds
     ):
         return contextlib.nullcontext()
     from tilelang.transform import PassContext, PrintIR
@@ -149,7 +161,8 @@ def pass_context(args):
                 file=sys.stderr,
             )
         )
-    options = {"disabled_pass": args.disable_pass, "instruments": instruments}
+    config = {"tir.instrument_bound_checkers": args.bounds_check, "tl.warn_bounds": args.warn_bounds}
+    options = {"disabled_pass": args.disable_pass, "instruments": instruments, "config": config}
     if args.opt_level is not None:
         options["opt_level"] = args.opt_level
     return PassContext(**options)
@@ -243,9 +256,19 @@ def _location(path: Path, exc: BaseException) -> str:
 # ---------------------------------------------------------------- emitters
 
 
-def lowered(module, args):
+def check_bounds(module) -> None:
+    """``--warn-bounds``: the bounds check with warnings, whatever is emitted."""
+    from tilelang.ir import PrimFunc
+    from tilelang.transform.verify_bounds import verify_buffer_bounds
+
+    for name, func in module.functions.items():
+        if isinstance(func, PrimFunc):
+            verify_buffer_bounds(func, name, warn=True)
+
+
+def lowered(module, args, bounds_check: bool | None = None):
     """``tilelang.lower`` of the module's PrimFuncs (under the current PassContext,
-    which ``tilec`` makes from the command line)."""
+    which ``tilec`` makes from the command line; ``bounds_check`` as for ``lower``)."""
     from tilelang.ir import IRModule, PrimFunc
     from tilelang.transform import lower
 
@@ -254,7 +277,7 @@ def lowered(module, args):
         raise BuildError("the module has no PrimFunc to lower")
     if len(prim_funcs) != len(module.functions):
         module = IRModule(prim_funcs)  # graph functions are built by relax, not lowered
-    return lower(module)
+    return lower(module, bounds_check=bounds_check)
 
 
 def emit_lowered(module, args) -> str:

@@ -204,16 +204,31 @@ def run_and_check(original, scheduled, args, out) -> int:
     name = function_name(scheduled, args)
     func = scheduled[name]
     values = bind_sizes(func, shape_values(args))
-    lib = tilelang.build(lowered(scheduled, args), target=target_of(args))
+    target = target_of(args)
+    lib = tilelang.build(lowered(scheduled, args), target=target)
+    expected = _reference_run(original, name, args, out) if args.check else None
     results = make_arguments(func, values)  # each run gets fresh copies of one draw
     start = time.perf_counter()
     lib[name](*results)
     once = time.perf_counter() - start
-    kind = target_of(args).kind
-    out.write(_timing(lib, name, make_arguments(func, values), once, kind) + "\n")
+    out.write(_timing(lib, name, make_arguments(func, values), once, target.kind) + "\n")
     if not args.check:
         return 0
+    report, ok = compare(func, results, expected, args.reference)
+    out.write(report + "\n")
+    return 0 if ok else 1
+
+
+def _reference_run(original, name, args, out):
+    """The arguments after running the unscheduled ``original`` on the reference.
+    It runs first: an out-of-bounds access is reported by the reference (which checks
+    every access) before native code could write past a buffer."""
+    import tilelang
+
     reference = args.reference
+    if name not in original.functions:
+        raise BuildError(f"the unscheduled module has no function {name!r} to check against")
+    values = bind_sizes(original[name], shape_values(args))
     work = loop_work(original[name], values)
     if reference == "python" and work > SLOW_REFERENCE_WORK:
         out.write(
@@ -223,14 +238,11 @@ def run_and_check(original, scheduled, args, out) -> int:
     from tilelang.transform import PassContext
 
     with PassContext():  # the oracle: the default pipeline, whatever the options say
-        ref_lib = tilelang.build(lowered(original, args), target=reference)
-    if name not in original.functions:
-        raise BuildError(f"the unscheduled module has no function {name!r} to check against")
-    expected = make_arguments(original[name], bind_sizes(original[name], shape_values(args)))
+        checked = reference == "python" or args.bounds_check
+        ref_lib = tilelang.build(lowered(original, args, bounds_check=checked), target=reference)
+    expected = make_arguments(original[name], values)
     ref_lib[name](*expected)
-    report, ok = compare(func, results, expected, reference)
-    out.write(report + "\n")
-    return 0 if ok else 1
+    return expected
 
 
 def _timing(lib, name, arguments, once, target) -> str:

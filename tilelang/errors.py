@@ -37,9 +37,9 @@ class LocatedError(TileLangError):
         self.length, self.text = max(1, length), text
         super().__init__(self.render())
 
-    def render(self) -> str:
-        """The diagnostic as ``error:`` / ``-->`` / source line / caret."""
-        lines = [f"error: {self.message}"]
+    def render(self, severity: str = "error") -> str:
+        """The diagnostic as ``error:`` (or ``severity:``) / ``-->`` / source line / caret."""
+        lines = [f"{severity}: {self.message}"]
         if self.line is None:
             return lines[0]
         lines.append(f" --> {self.source or '<string>'}:{self.line}:{self.column}")

@@ -49,14 +49,18 @@ class BoundsIssue:
     def message(self) -> str:
         buffer, index = self.buffer, self.access.indices[self.axis]
         access = f"{buffer.name}[{', '.join(map(str, self.access.indices))}]"
-        shape = "(" + ", ".join(map(str, buffer.shape)) + ("," if len(buffer.shape) == 1 else "") + ")"
-        span = "?" if self.lo is None else str(self.lo), "?" if self.hi is None else str(self.hi)
-        which = "" if len(buffer.shape) == 1 else f" {self.axis}"
-        verb = "is" if self.provable else "may be"
+        trailing = "," if len(buffer.shape) == 1 else ""
+        shape = "(" + ", ".join(map(str, buffer.shape)) + trailing + ")"
+        lo, hi = ("?" if b is None else str(b) for b in (self.lo, self.hi))
+        which = f"index {self.axis} ({index})" if len(buffer.shape) > 1 else f"index {index}"
+        if self.provable:
+            return (
+                f"out-of-bounds access {access} in function {self.func_name!r}: {which} "
+                f"takes values in [{lo}, {hi}], but {buffer.name} has shape {shape}"
+            )
         return (
-            f"out-of-bounds access: {access} {verb} outside {buffer.name} in function "
-            f"{self.func_name!r}: index{which} ({index}) ranges over [{span[0]}, {span[1]}] "
-            f"but {buffer.name} has shape {shape}"
+            f"possibly out-of-bounds access {access} in function {self.func_name!r}: {which} "
+            f"ranges over [{lo}, {hi}], not shown to be inside {buffer.name}'s shape {shape}"
         )
 
 

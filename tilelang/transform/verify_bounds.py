@@ -19,7 +19,12 @@ WARN_CONFIG = "tl.warn_bounds"
 
 
 class BoundsWarning(UserWarning):
-    """An access that may leave its buffer (reported with ``tl.warn_bounds``)."""
+    """An access that may leave its buffer (reported with ``tl.warn_bounds``);
+    ``str()`` is the located diagnostic headed ``warning:``."""
+
+    def __init__(self, located: OutOfBoundsError):
+        super().__init__(located.render("warning"))
+        self.located = located
 
 
 def verify_buffer_bounds(func, name: str = "main", warn: bool = False) -> None:
@@ -30,7 +35,7 @@ def verify_buffer_bounds(func, name: str = "main", warn: bool = False) -> None:
         if issue.provable:
             raise OutOfBoundsError.at(issue.message(), issue.span)
     for issue in issues:
-        warnings.warn(BoundsWarning(str(OutOfBoundsError.at(issue.message(), issue.span))))
+        warnings.warn(BoundsWarning(OutOfBoundsError.at(issue.message(), issue.span)))
 
 
 def _verify(func, mod, ctx):
