@@ -212,4 +212,7 @@ def test_pass_timing_instrument_renders_a_table():
 def test_tvm_style_spellings():
     assert tilelang.transform.PassContext is PassContext
     assert tilelang.transform.prim_func_pass is prim_func_pass
-    assert [p.info.name for p in transform.phases()[0]] == ["tir.VerifyWellFormed"]
+    assert [p.info.name for p in transform.phases()[0]] == [
+        "tir.VerifyWellFormed",
+        "tl.VerifyBufferBounds",
+    ]

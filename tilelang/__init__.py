@@ -26,11 +26,11 @@ def parse(text: str, path: str | None = None) -> IRModule:
     return _parse(text, path)
 
 
-def lower(mod_or_func, name: str = "main") -> IRModule:
+def lower(mod_or_func, name: str = "main", bounds_check: bool | None = None) -> IRModule:
     """Run the lowering pipeline (see :func:`tilelang.transform.lower`)."""
     from tilelang.transform import lower as _lower
 
-    return _lower(mod_or_func, name)
+    return _lower(mod_or_func, name, bounds_check=bounds_check)
 
 
 def parse_file(path) -> IRModule:

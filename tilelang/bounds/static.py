@@ -224,6 +224,8 @@ class _Finder(StmtExprVisitor):
                 extent = E.IntImm(extent.dtype, (n - 1) // s * s + 1) if n > 0 else extent
             else:
                 exact = False
+        if _uses_ranged(lo, self.ranges) or _uses_ranged(extent, self.ranges):
+            exact = False  # a triangular loop: its bounds and an outer one's are not independent
         self.ranges[op.loop_var], self.exact[op.loop_var] = Range(lo, extent), exact
         self.visit(op.body)
         del self.ranges[op.loop_var], self.exact[op.loop_var]

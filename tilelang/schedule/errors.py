@@ -35,3 +35,16 @@ def schedule_error(primitive: str, subject: str, reason: str, node=None) -> Sche
     error = ScheduleError(message)
     error.primitive, error.subject, error.reason = primitive, subject, reason
     return error
+
+
+def check_bounds_after(primitive: str, func_name: str, before, after) -> None:
+    """Debug mode: raise if ``after`` (a primitive's result) accesses a buffer provably
+    out of bounds where ``before`` did not."""
+    from tilelang.bounds import find_out_of_bounds
+
+    issues = [i for i in find_out_of_bounds(after, func_name) if i.provable]
+    if issues and len(issues) > sum(i.provable for i in find_out_of_bounds(before, func_name)):
+        raise schedule_error(
+            primitive, func_name, "the result would access a buffer out of bounds: "
+            + issues[0].message(), after,
+        )  # fmt: skip

@@ -23,7 +23,7 @@ from tilelang.schedule.api_loops import LoopPrimitives
 from tilelang.schedule.api_placement import PlacementPrimitives
 from tilelang.schedule.api_reduction import ReductionPrimitives
 from tilelang.schedule.api_sampling import SamplingPrimitives
-from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.errors import check_bounds_after, schedule_error
 from tilelang.schedule.state import _RV, BlockRV, ExprRV, LoopRV, Tree
 from tilelang.schedule.trace import Instruction, Trace
 
@@ -46,6 +46,10 @@ class Schedule(
         j0, j1 = sch.split(j, factors=[None, 4])
         print(sch.trace)
 
+    ``debug_mask="all"`` checks after every primitive that the function accesses no
+    buffer provably out of bounds (a primitive whose result would is refused with a
+    ScheduleError, the schedule unchanged).
+
     Every primitive's docstring ends with an Example of three blocks: ``Before::``
     (a function as printed), ``Schedule::`` (Python run with ``before`` bound to the
     parsed Before) and ``After::`` (what ``sch.mod["main"].script()`` prints then).
@@ -53,7 +57,7 @@ class Schedule(
     (``python docs/gen_schedule_doc.py``).
     """
 
-    def __init__(self, mod, seed: int | None = None, **_tvm_options):
+    def __init__(self, mod, seed: int | None = None, debug_mask=None, **_tvm_options):
         if isinstance(mod, PrimFunc):
             mod = IRModule({"main": mod})
         if not isinstance(mod, IRModule):
@@ -64,6 +68,9 @@ class Schedule(
         self._symbols: dict[_RV, object] = {}
         self.trace = Trace()
         self._rng = random.Random(seed)
+        # debug_mask="all" (TVM's spelling) or "bounds": after each primitive, refuse a
+        # result that accesses a buffer provably out of bounds.
+        self._check_bounds = debug_mask in ("all", "bounds")
 
     # ------------------------------------------------------------- state
 
@@ -167,6 +174,8 @@ class Schedule(
         handles to the new ``loops`` (variables) and ``blocks`` (names) of ``func_name``
         and records ``kind(args)`` with those handles as outputs. Returns the handles."""
         if func is not None:
+            if self._check_bounds:
+                check_bounds_after(kind, func_name, self._mod[func_name], func)
             self._commit(func_name, func, renames)
         rvs = self._new_handles(LoopRV, [(func_name, var) for var in loops])
         rvs += self._new_handles(BlockRV, [(func_name, name) for name in blocks])
