@@ -356,3 +356,17 @@ def f(a: T.handle, b: T.handle):
     loud = _tilec(sym, "--emit", "c", "--warn-bounds")
     assert loud.returncode == 0
     assert loud.stderr.startswith("warning: possibly out-of-bounds access A[i]")
+
+
+def test_oob_found_after_compute_at():
+    """C reads B[vi + 1] up to B[16]: still provably out of bounds once B is computed
+    under C's loop."""
+    sch = tilelang.Schedule(tilelang.parse(WINDOW.replace("range(15)", "range(16)")
+                                           .replace("(15,)", "(16,)")))  # fmt: skip
+    (i,) = sch.get_loops(sch.get_block("C"))
+    try:
+        sch.compute_at(sch.get_block("B"), i)
+    except ScheduleError:
+        pytest.skip("compute_at refuses this consumer")
+    with pytest.raises(OutOfBoundsError, match=r"out-of-bounds access [AB]\["):
+        tilelang.lower(sch.mod)
