@@ -9,7 +9,8 @@ alignment, and ``dereferenceable(bytes)`` when the buffer's extent is a constant
   arithmetic carries ``nsw`` so that 32-bit indices widen and vectorise.
 - ``T.vectorized`` loops of constant extent become vector IR (see :mod:`.vectorize`);
   others carry ``llvm.loop.vectorize.enable``. ``T.unroll`` loops that lowering left
-  as loops carry ``llvm.loop.unroll.enable``.
+  as loops carry ``llvm.loop.unroll.enable``; innermost unit-stride serial loops are
+  kept from being unrolled before the loop vectoriser (see :mod:`.loop_hints`).
 - ``T.parallel`` loops are outlined and run by OpenMP (see :mod:`.parallel`).
 - Allocations of constant size up to :data:`STACK_LIMIT_BYTES` are ``alloca``\\ s in
   the entry block, so that SROA/mem2reg promote small ``"local"`` tiles to registers;
@@ -29,6 +30,7 @@ from tilelang.ir.stmt import ForKind
 
 from . import parallel
 from .exprs import ExprEmitter
+from .loop_hints import serial_loop_hints
 from .types import I8, I32, PTR, VOID, constant, element_bytes, llvm_type, storage_type
 from .vectorize import vectorize_body
 
@@ -248,6 +250,8 @@ class CodeGenLLVM(ExprEmitter):
                 hints.append(("llvm.loop.vectorize.width", op.extent.value))
         elif op.kind is ForKind.UNROLLED:
             hints.append(("llvm.loop.unroll.enable", None))
+        elif op.kind is ForKind.SERIAL:
+            hints.extend(serial_loop_hints(op))
         self.emit_loop(op.loop_var, op.min, op.extent, op.step, lambda: self.visit(op.body), hints)
 
     def emit_loop(
