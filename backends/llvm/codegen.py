@@ -73,13 +73,17 @@ class CodeGenLLVM(ExprEmitter):
         self.no_inbounds: set = set()
 
     # ---------------------------------------------------------- functions
-    def add_function(self, symbol: str, func) -> ir.Function:
-        """Emit ``func`` (a lowered PrimFunc) as the exported function ``symbol``."""
+    def add_function(self, symbol: str, func, noalias=None, linkage=None) -> ir.Function:
+        """Emit ``func`` (a lowered PrimFunc) as the function ``symbol``; its buffer
+        pointers are ``noalias`` when ``noalias`` says so (default: ``tir.noalias``)."""
         params = list(func.params) + list(func.attrs.get("tl.size_vars", ()))
         arg_types = [PTR if p in func.buffer_map else _scalar_arg_type(p.dtype) for p in params]
         fn = ir.Function(self.module, ir.FunctionType(VOID, arg_types), symbol)
+        if linkage:
+            fn.linkage = linkage
         self.begin_function(fn, in_parallel=False)
-        noalias = bool(func.attrs.get("tir.noalias", False))
+        if noalias is None:
+            noalias = bool(func.attrs.get("tir.noalias", False))
         for param, arg in zip(params, fn.args):
             arg.name = param.name
             buffer = func.buffer_map.get(param)
@@ -320,12 +324,12 @@ def _describe_pointer(arg, buffer, noalias: bool):
     arg.attributes.align = element_bytes(buffer.dtype)
     if not _offset_is_zero(buffer):
         return
-    extent = _constant_extent(buffer)
+    extent = constant_extent(buffer)
     if extent:
         arg.attributes.dereferenceable = extent * element_bytes(buffer.dtype)
 
 
-def _constant_extent(buffer) -> int | None:
+def constant_extent(buffer) -> int | None:
     """Elements from the buffer's start to one past its last element, if constant."""
     values = [s.value if isinstance(s, E.IntImm) else None for s in buffer.shape]
     if None in values:
