@@ -1,12 +1,13 @@
 """A hand-scheduled conv2d on the LLVM backend and on the C backend (gcc), side by side.
 
-    python benchmarks/bench_conv2d.py [--number N] [--repeat R] [--show ll|asm|c]
+    python benchmarks/bench_conv2d.py [--number N] [--repeat R] [--may-alias] [--show ll|asm|c]
 
 NCHW input 1x64x56x56 (stored padded, 1x64x58x58), 64 filters 3x3, stride 1, output
 1x64x56x56. The hand schedule (``schedule``): output channels split by 8 and columns by
 8, the reduction (c, ky, kx) outside an 8x8 tile ``fi, xi``; three variants: as is
 (vectorising ``xi`` left to the compilers), with the initialisation decomposed out of
-the reduction, and with ``xi`` also ``T.vectorized``. One thread; medians of
+the reduction, and with ``xi`` also ``T.vectorized``. ``--may-alias`` drops the
+function's ``tir.noalias`` (both backends then have to allow for overlapping buffers). One thread; medians of
 ``repeat`` runs on a shared machine (timings move by 30% between runs), so read the
 ratios.
 """
@@ -37,10 +38,11 @@ def conv2d(I: T.Buffer((1, 64, 58, 58), "float32"), W: T.Buffer((64, 64, 3, 3), 
 VARIANTS = ("tiled", "tiled+decomposed", "tiled+decomposed+vectorized")
 
 
-def schedule(variant: str = VARIANTS[-1]):
+def schedule(variant: str = VARIANTS[-1], noalias: bool = True):
     """The hand schedule: ``n, fo, y, xo, c, ky, kx, fi(8), xi(8)``, then (by
     ``variant``) ``decompose_reduction`` at ``c`` and ``vectorize(xi)``."""
-    sch = tilelang.Schedule(tilelang.parse(CONV2D))
+    source = CONV2D if noalias else CONV2D.replace('"tir.noalias": True', '"tir.noalias": False')
+    sch = tilelang.Schedule(tilelang.parse(source))
     block = sch.get_block("conv")
     n, f, y, x, c, ky, kx = sch.get_loops(block)
     fo, fi = sch.split(f, [None, 8])
@@ -66,6 +68,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--may-alias", action="store_true", help="without tir.noalias")
     parser.add_argument("--show", choices=["ll", "asm", "c"])
     args = parser.parse_args()
     rng = np.random.default_rng(0)
@@ -75,7 +78,7 @@ def main() -> None:
     flops = 2 * 64 * 56 * 56 * 64 * 9
     print(f"{'schedule':30}{'c (gcc) ms':>12}{'llvm ms':>10}{'llvm/c':>8}{'llvm GFLOP/s':>14}")
     for variant in VARIANTS:
-        mod = schedule(variant)
+        mod = schedule(variant, noalias=not args.may_alias)
         times = {}
         for target in ("c", "llvm -num-cores=1"):
             lib = tilelang.build(mod, target=target)
