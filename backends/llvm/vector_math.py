@@ -150,11 +150,12 @@ class Kernel:
     def copysign(self, magnitude, sign):
         return self.intrinsic("llvm.copysign", magnitude, sign)
 
-    def min(self, a, b):  # the number when one is NaN
-        return self.intrinsic("llvm.minnum", a, b)
+    # ``b`` when ``a`` is NaN: one minps/maxps on x86 (``llvm.minnum`` needs three)
+    def min(self, a, b):
+        return self.select(self.cmp("<", a, b), a, b)
 
     def max(self, a, b):
-        return self.intrinsic("llvm.maxnum", a, b)
+        return self.select(self.cmp(">", a, b), a, b)
 
     def select(self, cond, a, b):
         return self.b.select(cond, a, b)
