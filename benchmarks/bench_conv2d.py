@@ -7,9 +7,9 @@ NCHW input 1x64x56x56 (stored padded, 1x64x58x58), 64 filters 3x3, stride 1, out
 8, the reduction (c, ky, kx) outside an 8x8 tile ``fi, xi``; three variants: as is
 (vectorising ``xi`` left to the compilers), with the initialisation decomposed out of
 the reduction, and with ``xi`` also ``T.vectorized``. ``--may-alias`` drops the
-function's ``tir.noalias`` (both backends then have to allow for overlapping buffers). One thread; medians of
-``repeat`` runs on a shared machine (timings move by 30% between runs), so read the
-ratios.
+function's ``tir.noalias`` (both backends then have to allow for overlapping buffers).
+One thread; medians of ``repeat`` runs on a shared machine (timings move by 30% between
+runs), so read the ratios.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def conv2d(I: T.Buffer((1, 64, 58, 58), "float32"), W: T.Buffer((64, 64, 3, 3), 
             vn, vf, vy, vx, vc, vky, vkx = T.axis.remap("SSSSRRR", [n, f, y, x, c, ky, kx])
             with T.init():
                 O[vn, vf, vy, vx] = T.float32(0)
-            O[vn, vf, vy, vx] = O[vn, vf, vy, vx] + I[vn, vc, vy + vky, vx + vkx] * W[vf, vc, vky, vkx]
+            O[vn, vf, vy, vx] = (O[vn, vf, vy, vx]
+                                 + I[vn, vc, vy + vky, vx + vkx] * W[vf, vc, vky, vkx])
 """
 
 

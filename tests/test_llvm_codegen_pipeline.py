@@ -21,7 +21,8 @@ def conv(I: T.Buffer((1, 8, 18, 18), "float32"), W: T.Buffer((16, 8, 3, 3), "flo
             vn, vf, vy, vx, vc, vky, vkx = T.axis.remap("SSSSRRR", [n, f, y, x, c, ky, kx])
             with T.init():
                 O[vn, vf, vy, vx] = T.float32(0)
-            O[vn, vf, vy, vx] = O[vn, vf, vy, vx] + I[vn, vc, vy + vky, vx + vkx] * W[vf, vc, vky, vkx]
+            O[vn, vf, vy, vx] = (O[vn, vf, vy, vx]
+                                 + I[vn, vc, vy + vky, vx + vkx] * W[vf, vc, vky, vkx])
 """
 
 MATMUL = """

@@ -8,9 +8,10 @@
 
 Pipeline: :mod:`.codegen` writes ``llvmlite.ir`` (vector IR for ``T.vectorized``,
 OpenMP outlining for ``T.parallel``, inline math kernels from :mod:`.vector_math`, a
-``noalias`` copy of functions whose buffers turn out disjoint, :mod:`.alias_versioning`), :mod:`.jit` verifies, optimises at -O3 for the
-host CPU (or ``-mcpu``/``-mattr``), emits an object (cached by content hash) and
-links it into the process with MCJIT; :mod:`.module` exposes the functions with the
+``noalias`` copy of functions for calls whose buffers are disjoint from
+:mod:`.alias_versioning`), :mod:`.jit` verifies, optimises at -O3 for the host CPU
+(or ``-mcpu``/``-mattr``), emits an object (cached by content hash) and links it into
+the process with MCJIT; :mod:`.module` exposes the functions with the
 runtime's calling convention. Options are listed in :mod:`.options`.
 """
 

@@ -116,9 +116,10 @@ class Kernel:
         ty = args[0].type
         suffix = _suffix(ty)
         module = self.b.module
-        fn = module.globals.get(f"{name}.{suffix}")
+        full_name = f"{name}.{suffix}"
+        fn = module.globals.get(full_name)
         if fn is None:
-            fn = ir.Function(module, ir.FunctionType(ty, [a.type for a in args]), f"{name}.{suffix}")
+            fn = ir.Function(module, ir.FunctionType(ty, [a.type for a in args]), full_name)
         return self.b.call(fn, args)
 
     # ------------------------------------------------------------- arithmetic
