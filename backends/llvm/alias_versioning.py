@@ -48,8 +48,11 @@ def overlap_checks(func, extent_of) -> list[tuple[int, int, int, int]] | None:
     """``(i, j, bytes_i, bytes_j)`` for each pair of buffer parameters, by argument
     position, that must not overlap for the ``noalias`` body to be valid (``i`` is
     written); None when versioning does not apply (``tir.noalias`` already, fewer than
-    two buffers, nothing written, or an extent that is not a constant)."""
+    two buffers, nothing written, an extent that is not a constant, or a pointer
+    parameter that is not a buffer, whose accesses the checks could not cover)."""
     if func.attrs.get("tir.noalias", False):
+        return None
+    if any(p.dtype.is_handle() and p not in func.buffer_map for p in func.params):
         return None
     buffers = [(k, func.buffer_map[p]) for k, p in enumerate(func.params) if p in func.buffer_map]
     if len(buffers) < 2:
