@@ -156,3 +156,20 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((4
     assert overlap_checks(func, constant_extent) == [
         (1, 0, 32, 32), (1, 2, 32, 16), (2, 0, 16, 32)
     ]  # fmt: skip
+
+
+def test_long_unit_stride_loops_keep_llvm_interleaving():
+    relu = """
+@T.prim_func
+def relu(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i in range(128):
+        with T.block("B"):
+            vi = T.axis.spatial(128, i)
+            B[vi] = T.max(A[vi], T.float32(0))
+"""
+    unopt = tilelang.build(tilelang.parse(relu), target="llvm").get_source("ll-unopt")
+    assert "llvm.loop.unroll.disable" not in unopt  # 128 iterations: never fully unrolled
+    short = relu.replace("128", "64")
+    unopt = tilelang.build(tilelang.parse(short), target="llvm").get_source("ll-unopt")
+    assert "llvm.loop.unroll.disable" in unopt

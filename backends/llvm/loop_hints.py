@@ -12,7 +12,10 @@ conv2d in benchmarks/bench_conv2d.py). gcc vectorises the innermost loop first.
 stores with unit stride in its own variable (the loop a vectoriser wants) with
 ``llvm.loop.unroll.disable``: it reaches the loop vectoriser intact, whose cost model
 decides as for any loop; loops around it are still unrolled, and loops without such a
-store (scalar reductions, tiny loops) are left to LLVM's unroller.
+store (scalar reductions, tiny loops) are left to LLVM's unroller. Long loops (more than
+:data:`MAX_FULL_UNROLL_TRIP` iterations) are left alone too: LLVM does not unroll them
+fully, and the hint would also stop the vectoriser from interleaving them (it reads
+``unroll.disable`` as "interleave once").
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from tilelang.ir.functor import StmtExprVisitor
 
 #: below this trip count a vector loop is not worth keeping the loop for
 MIN_VECTOR_TRIP = 4
+#: above this trip count LLVM's -O3 does not fully unroll a loop (its size threshold)
+MAX_FULL_UNROLL_TRIP = 64
 
 
 class _InnerStores(StmtExprVisitor):
@@ -55,7 +60,9 @@ def _unit_stride(index, var) -> bool:
 def serial_loop_hints(loop: S.For) -> list:
     """``[("llvm.loop.unroll.disable", None)]`` for an innermost, constant-trip,
     unit-stride-storing serial loop (see the module docstring), else ``[]``."""
-    if not isinstance(loop.extent, E.IntImm) or loop.extent.value < MIN_VECTOR_TRIP:
+    if not isinstance(loop.extent, E.IntImm):
+        return []
+    if not MIN_VECTOR_TRIP <= loop.extent.value <= MAX_FULL_UNROLL_TRIP:
         return []
     if loop.step is not None and not (isinstance(loop.step, E.IntImm) and loop.step.value == 1):
         return []
