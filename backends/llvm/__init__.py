@@ -7,9 +7,11 @@
     print(lib.get_source("asm"))
 
 Pipeline: :mod:`.codegen` writes ``llvmlite.ir`` (vector IR for ``T.vectorized``,
-OpenMP outlining for ``T.parallel``), :mod:`.jit` verifies, optimises at -O3 for the
-host CPU (or ``-mcpu``/``-mattr``), emits an object (cached by content hash) and
-links it into the process with MCJIT; :mod:`.module` exposes the functions with the
+OpenMP outlining for ``T.parallel``, inline math kernels from :mod:`.vector_math`, a
+``noalias`` copy of functions for calls whose buffers are disjoint from
+:mod:`.alias_versioning`), :mod:`.jit` verifies, optimises at -O3 for the host CPU
+(or ``-mcpu``/``-mattr``), emits an object (cached by content hash) and links it into
+the process with MCJIT; :mod:`.module` exposes the functions with the
 runtime's calling convention. Options are listed in :mod:`.options`.
 """
 
@@ -19,7 +21,8 @@ from tilelang.backends.c.names import export_symbols
 from tilelang.ir.function import PrimFunc
 from tilelang.transform.verify_lowered import verify_lowered
 
-from .codegen import CodeGenLLVM
+from .alias_versioning import add_versioned_function
+from .codegen import CodeGenLLVM, constant_extent
 from .externs import load_externs
 from .jit import load_library
 from .module import AssertionFailure, LLVMModule
@@ -34,7 +37,7 @@ def generate_ir(lowered_mod, options: LLVMOptions) -> tuple[CodeGenLLVM, dict]:
     funcs = {}
     for name, symbol in export_symbols(prim_funcs).items():
         func = lowered_mod.functions[name]
-        codegen.add_function(symbol, func)
+        add_versioned_function(codegen, symbol, func, constant_extent)
         funcs[name] = (symbol, func)
     return codegen, funcs
 

@@ -9,7 +9,8 @@ alignment, and ``dereferenceable(bytes)`` when the buffer's extent is a constant
   arithmetic carries ``nsw`` so that 32-bit indices widen and vectorise.
 - ``T.vectorized`` loops of constant extent become vector IR (see :mod:`.vectorize`);
   others carry ``llvm.loop.vectorize.enable``. ``T.unroll`` loops that lowering left
-  as loops carry ``llvm.loop.unroll.enable``.
+  as loops carry ``llvm.loop.unroll.enable``; innermost unit-stride serial loops are
+  kept from being unrolled before the loop vectoriser (see :mod:`.loop_hints`).
 - ``T.parallel`` loops are outlined and run by OpenMP (see :mod:`.parallel`).
 - Allocations of constant size up to :data:`STACK_LIMIT_BYTES` are ``alloca``\\ s in
   the entry block, so that SROA/mem2reg promote small ``"local"`` tiles to registers;
@@ -30,6 +31,7 @@ from tilelang.ir.stmt import ForKind
 
 from . import parallel
 from .exprs import ExprEmitter
+from .loop_hints import serial_loop_hints
 from .types import I8, I32, PTR, VOID, constant, element_bytes, llvm_type, storage_type
 from .vectorize import vectorize_body
 
@@ -78,13 +80,17 @@ class CodeGenLLVM(ExprEmitter):
         self.no_inbounds: set = set()
 
     # ---------------------------------------------------------- functions
-    def add_function(self, symbol: str, func) -> ir.Function:
-        """Emit ``func`` (a lowered PrimFunc) as the exported function ``symbol``."""
+    def add_function(self, symbol: str, func, noalias=None, linkage=None) -> ir.Function:
+        """Emit ``func`` (a lowered PrimFunc) as the function ``symbol``; its buffer
+        pointers are ``noalias`` when ``noalias`` says so (default: ``tir.noalias``)."""
         params = list(func.params) + list(func.attrs.get("tl.size_vars", ()))
         arg_types = [PTR if p in func.buffer_map else _scalar_arg_type(p.dtype) for p in params]
         fn = ir.Function(self.module, ir.FunctionType(VOID, arg_types), symbol)
+        if linkage:
+            fn.linkage = linkage
         self.begin_function(fn, in_parallel=False)
-        noalias = bool(func.attrs.get("tir.noalias", False))
+        if noalias is None:
+            noalias = bool(func.attrs.get("tir.noalias", False))
         for param, arg in zip(params, fn.args):
             arg.name = param.name
             buffer = func.buffer_map.get(param)
@@ -279,6 +285,8 @@ class CodeGenLLVM(ExprEmitter):
                 hints.append(("llvm.loop.vectorize.width", op.extent.value))
         elif op.kind is ForKind.UNROLLED:
             hints.append(("llvm.loop.unroll.enable", None))
+        elif op.kind is ForKind.SERIAL:
+            hints.extend(serial_loop_hints(op))
         self.emit_loop(op.loop_var, op.min, op.extent, op.step, lambda: self.visit(op.body), hints)
 
     def emit_loop(
@@ -347,12 +355,12 @@ def _describe_pointer(arg, buffer, noalias: bool):
     arg.attributes.align = element_bytes(buffer.dtype)
     if not _offset_is_zero(buffer):
         return
-    extent = _constant_extent(buffer)
+    extent = constant_extent(buffer)
     if extent:
         arg.attributes.dereferenceable = extent * element_bytes(buffer.dtype)
 
 
-def _constant_extent(buffer) -> int | None:
+def constant_extent(buffer) -> int | None:
     """Elements from the buffer's start to one past its last element, if constant."""
     values = [s.value if isinstance(s, E.IntImm) else None for s in buffer.shape]
     if None in values:

@@ -1,6 +1,8 @@
 """Calls: tilelang intrinsics to LLVM intrinsics, libm functions and extern calls.
 
-Float math uses LLVM's intrinsics where LLVM has one (``llvm.exp``, ``llvm.sqrt``,
+float16/float32 ``exp``, ``exp2``, ``log``, ``log2``, ``log10``, ``tanh``, ``sigmoid``,
+``erf`` and ``pow`` are inline IR kernels (:mod:`.vector_math`), so they vectorise.
+Other float math uses LLVM's intrinsics where LLVM has one (``llvm.sqrt``,
 ``llvm.floor``...), so vector arguments stay vectors and constant arguments fold; the
 rest call libm (``erff``, ``log1pf``...), lane by lane for vectors. ``round`` rounds
 half to even (``llvm.nearbyint``), like TVM and NumPy. ``call_extern`` declares the C
@@ -16,6 +18,7 @@ from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir.dtype import FLOAT32
 
+from . import vector_math
 from .types import I32, constant, llvm_type, storage_type
 
 #: tilelang name -> overloaded LLVM intrinsic (one float argument or two)
@@ -35,6 +38,8 @@ _LIBM = {"log1p": "log1p", "erf": "erf", "atan2": "atan2"}
 def emit_call(emitter, op: E.Call):
     """The value of the call ``op``."""
     name = op.op
+    if vector_math.has_kernel(name, op.dtype):
+        return vector_math.emit(emitter, name, op.dtype, [emitter.visit(a) for a in op.args])
     if name in _LLVM_MATH:
         args = [emitter.visit(a) for a in op.args]
         return emitter.call_intrinsic(_LLVM_MATH[name], op.dtype, args)
