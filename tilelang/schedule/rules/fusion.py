@@ -1,0 +1,97 @@
+"""Fusion rules: inlining cheap elementwise producers, and computing a row's producers
+under the row loop of their consumer (softmax's max / exp / sum / normalise, layer
+norm's mean / variance / scale), so a row's intermediates stay in cache.
+"""
+
+from __future__ import annotations
+
+from tilelang.arith.analyzer import const_value
+from tilelang.errors import ScheduleError
+from tilelang.ir.functor import StmtExprVisitor
+from tilelang.schedule.rules.analysis import BlockInfo
+
+
+class _Calls(StmtExprVisitor):
+    found = False
+
+    def visit_call(self, node):
+        self.found = True
+
+
+def is_cheap(info: BlockInfo) -> bool:
+    """No calls (exp, log, if_then_else...): recomputing it per use costs little and
+    never reads outside what the stored value read."""
+    visitor = _Calls()
+    visitor.visit(info.block.body)
+    return not visitor.found
+
+
+def consumers_of(infos, index: int) -> list[BlockInfo]:
+    """The blocks after ``infos[index]`` that read what it writes."""
+    written = infos[index].write.buffer if infos[index].write else None
+    return [b for b in infos[index + 1:] if any(a.buffer is written for a in b.reads)]
+
+
+def inline_cheap_producers(sch, func_name, infos, outputs) -> None:
+    """``compute_inline`` each elementwise block that writes an intermediate buffer and
+    is cheap or read by one block only (so nothing is computed twice that costs)."""
+    for index, info in enumerate(infos[:-1]):
+        if info.is_reduction or info.write is None or info.write.buffer in outputs:
+            continue
+        readers = consumers_of(infos, index)
+        if not readers or (len(readers) > 1 and not is_cheap(info)):
+            continue
+        if any(r.is_reduction and not is_cheap(info) for r in readers):
+            continue  # a transcendental per reduction step would be recomputed per use
+        try:
+            sch.compute_inline(sch.get_block(info.name, func_name))
+        except ScheduleError:
+            pass
+
+
+def plan_row_fusion(infos, index: int, done) -> tuple[int, list] | None:
+    """``(loop position, producers)`` to compute under the anchor ``infos[index]``: the
+    reductions (and the blocks between them) whose results the anchor reads per row.
+    The loop position is the deepest loop the anchor's reads of their results move
+    along, so everything below it stays whole in the producers."""
+    anchor = infos[index]
+    if anchor.is_reduction or anchor.write is None:
+        return None
+    chain, wanted = [], {id(a.buffer) for a in anchor.reads}
+    for info in reversed(infos[:index]):
+        if info.name in done or info.write is None:
+            continue
+        if id(info.write.buffer) in wanted:
+            chain.append(info)
+            wanted |= {id(a.buffer) for a in info.reads}
+    chain.reverse()
+    reductions = {id(p.write.buffer) for p in chain if p.is_reduction}
+    if not reductions:
+        return None
+    depth = -1
+    for access in anchor.reads:
+        if id(access.buffer) in reductions:
+            moving = [anchor.bound[k] for k, s in access.strides.items() if s != 0]
+            depth = max([depth, *moving])
+    if depth < 0 or depth >= len(anchor.loops) - 1:
+        return None
+    return depth, chain
+
+
+def apply_row_fusion(sch, func_name, anchor: BlockInfo, depth: int, chain) -> list:
+    """Compute each block of ``chain`` at the anchor's loop ``depth`` (last first, so
+    each lands before its consumers). Returns the block handles, anchor last."""
+    block = sch.get_block(anchor.name, func_name)
+    row = sch.get_loops(block)[depth]
+    handles = []
+    for info in reversed(chain):
+        producer = sch.get_block(info.name, func_name)
+        sch.compute_at(producer, row)
+        handles.append(producer)
+    handles.reverse()
+    return handles + [block]
+
+
+def loop_extent(sch, loop) -> int | None:
+    """The constant extent of a loop handle."""
+    return const_value(sch.get(loop).extent)

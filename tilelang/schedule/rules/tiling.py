@@ -1,0 +1,150 @@
+"""Multi-level tiling with a register-resident accumulator, for reductions whose output
+is contiguous along a spatial iterator (matmul, batch matmul, convolutions).
+
+The plan is the shape of the hand schedule in samples/matmul_1024_tuned.tir::
+
+    for <outer spatial tiles>:            # the first one with >= 2 tiles is parallel
+        Y_local = 0                       # rows x vec tile, vectorised (init block)
+        for <reduction loops>:            # the innermost split by 4 and unrolled
+            for ri in unroll(rows):       # "row" iterator: some operand ignores it
+                for vi in vectorized(vec):  # contiguous output iterator
+                    Y_local[ri, vi] += ...
+        Y[...] = epilogue(Y_local[...])   # elementwise consumers inlined here
+
+``rows x vec`` is sized so the accumulator stays in vector registers: ``vec`` is one or
+two vectors of the target, ``rows`` as many as the remaining registers allow (at most
+8). Every step is a schedule primitive, so the decisions show in the trace.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from tilelang.schedule.rules.analysis import BlockInfo, vector_iter
+from tilelang.schedule.rules.loops import largest_divisor, parallel_outer, unroll_all, vector_tile
+
+
+@attrs.frozen
+class TilePlan:
+    """The decisions, kept apart from issuing them so a test can read them."""
+
+    vec_iter: object
+    vec_tile: int
+    row_iter: object | None
+    row_tile: int
+    k_unroll: int
+
+
+def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
+    """A plan for ``info`` or None when the block does not fit the pattern: a reduction
+    with a single store whose output is contiguous along a spatial iterator, along
+    which every operand is either contiguous or constant."""
+    if not info.is_reduction or info.write is None:
+        return None
+    vec = vector_iter(info)
+    if vec is None:
+        return None
+    key = id(vec.var)
+    if any(a.strides.get(key) not in (0, 1) for a in info.accesses):
+        return None
+    if any(info.write.strides.get(id(r.var)) != 0 for r in info.reduce):
+        return None
+    lanes = machine.lanes(info.write.buffer.dtype)
+    vec_extent = info.extent_of(vec)
+    vec_tile = vector_tile(vec_extent, lanes, 2) if vec_extent >= lanes else vec_extent
+    vectors = -(-vec_tile // lanes)
+    # The row iterator: a spatial iterator that the contiguous ("vector") operands do
+    # not move along, so one vector load serves every row of the tile. The innermost
+    # such loop keeps the rows' other operands close together.
+    vector_reads = [a for a in info.reads if a.strides.get(key) == 1]
+    candidates = [
+        iv for iv in info.spatial
+        if iv is not vec and all(a.strides.get(id(iv.var)) == 0 for a in vector_reads)
+        and info.extent_of(iv) > 1
+    ]
+    row, row_tile = None, 1
+    if candidates:
+        row = max(candidates, key=info.loop_of)
+        budget = max(1, (machine.registers - 4) // vectors)
+        row_tile = largest_divisor(info.extent_of(row), min(8, budget))
+        if row_tile == 1:
+            row = None
+    inner_reduce = max(info.reduce, key=info.loop_of)
+    k_extent = info.extent_of(inner_reduce)
+    k_unroll = 4 if k_extent % 4 == 0 and k_extent > 4 else 1
+    return TilePlan(vec, vec_tile, row, row_tile, k_unroll)
+
+
+def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers) -> None:
+    """Issue ``plan`` on the block; ``consumers`` are the names of elementwise blocks
+    reading its output, inlined into the write-back when they allow it. Raises
+    ScheduleError when a required step is refused (the caller restores its copy)."""
+    from tilelang.errors import ScheduleError
+
+    block = sch.get_block(info.name, func_name)
+    loops = sch.get_loops(block)
+    position = {id(iv.var): info.loop_of(iv) for iv in info.iter_vars}
+    vec_pos = position[id(plan.vec_iter.var)]
+    row_pos = position[id(plan.row_iter.var)] if plan.row_iter is not None else None
+
+    outer, inner = {}, {}
+    if plan.vec_tile < info.extents[vec_pos]:
+        outer[vec_pos], inner[vec_pos] = sch.split(loops[vec_pos], [None, plan.vec_tile])
+    else:
+        inner[vec_pos] = loops[vec_pos]
+    if row_pos is not None:
+        if plan.row_tile < info.extents[row_pos]:
+            outer[row_pos], inner[row_pos] = sch.split(loops[row_pos], [None, plan.row_tile])
+        else:
+            inner[row_pos] = loops[row_pos]
+    reduce_pos = sorted(position[id(iv.var)] for iv in info.reduce)
+    k_inner = None
+    reduce_loops = [loops[p] for p in reduce_pos]
+    if plan.k_unroll > 1:
+        k_outer, k_inner = sch.split(reduce_loops[-1], [None, plan.k_unroll])
+        reduce_loops[-1] = k_outer
+    spatial_outer, spatial_outer_extents = [], []
+    for p, loop in enumerate(loops):
+        if p in reduce_pos:
+            continue
+        if p in outer:
+            spatial_outer.append(outer[p])
+            tile = plan.vec_tile if p == vec_pos else plan.row_tile
+            spatial_outer_extents.append(info.extents[p] // tile)
+        elif p not in inner:
+            spatial_outer.append(loop)
+            spatial_outer_extents.append(info.extents[p])
+    tile_loops = [inner[row_pos]] if row_pos is not None else []
+    tile_loops.append(inner[vec_pos])
+    order = spatial_outer + reduce_loops + ([k_inner] if k_inner is not None else []) + tile_loops
+    sch.reorder(*order)
+
+    write_back = sch.cache_write(block, 0, "local")
+    if spatial_outer:
+        sch.reverse_compute_at(write_back, spatial_outer[-1])
+    for name in consumers:
+        try:
+            sch.reverse_compute_inline(sch.get_block(name, func_name))
+        except ScheduleError:
+            break
+    init = sch.decompose_reduction(block, reduce_loops[0])
+
+    sch.vectorize(inner[vec_pos])
+    unroll_all(sch, ([inner[row_pos]] if row_pos is not None else []) + ([k_inner] if k_inner else []))
+    _vectorize_tile(sch, init, len(tile_loops))
+    _vectorize_tile(sch, write_back, len(tile_loops))
+    parallel_outer(sch, spatial_outer, spatial_outer_extents)
+
+
+def _vectorize_tile(sch, block, depth: int) -> None:
+    """The init and write-back blocks have the tile's loops innermost: vectorise the
+    last and unroll the one above it (when there is a row loop)."""
+    from tilelang.errors import ScheduleError
+
+    loops = sch.get_loops(block)
+    try:
+        sch.vectorize(loops[-1])
+        if depth > 1 and len(loops) >= 2:
+            sch.unroll(loops[-2])
+    except ScheduleError:
+        pass
