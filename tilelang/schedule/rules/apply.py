@@ -16,7 +16,7 @@ from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
 from tilelang.ir.functor import StmtExprVisitor
 from tilelang.schedule.rules import fusion, tiling
-from tilelang.schedule.rules.analysis import leaf_blocks, vector_iter
+from tilelang.schedule.rules.analysis import leaf_blocks, unit_or_invariant, vector_iter
 from tilelang.schedule.rules.loops import parallel_outer, vectorize_innermost
 from tilelang.schedule.rules.machine import host_machine
 from tilelang.schedule.schedule import Schedule
@@ -121,14 +121,23 @@ def _fuse_rows(sch, func_name, anchor, depth, chain, machine) -> None:
     parallel_outer(sch, loops, anchor.extents[: depth + 1])
 
 
-def _vectorize_block(sch, block, info, machine) -> bool:
+def _vectorize_block(sch, block, info, machine, innermost=None) -> bool:
+    """Vectorise the block's innermost loop when it is spatial, every access moves by
+    0 or 1 element along it, and nothing in the body is conditional (a vector lane
+    must never load what its condition guards against)."""
+    if info.write is None or info.is_reduction or not fusion.is_unconditional(info):
+        return False
     loops = sch.get_loops(block)
-    if not loops or info.write is None:
+    innermost = len(info.loops) - 1 if innermost is None else innermost
+    # The innermost loop still binds the iterator the block's last loop bound (the
+    # rules only split it or move a contiguous iterator there first).
+    bound = [iv for iv in info.iter_vars if info.loop_of(iv) == innermost]
+    if bound and not unit_or_invariant(info, bound[0]):
         return False
     extent = fusion.loop_extent(sch, loops[-1])
     if extent is None:
         return False
-    return vectorize_innermost(sch, block, machine.lanes(info.write.buffer.dtype), extent)
+    return vectorize_innermost(sch, loops[-1], machine.lanes(info.write.buffer.dtype), extent)
 
 
 def _schedule_alone(sch, func_name, info, machine) -> None:
@@ -145,7 +154,7 @@ def _schedule_alone(sch, func_name, info, machine) -> None:
             sch.reorder(*order)
             extents = [e for p, e in enumerate(extents) if p != pos] + [extents[pos]]
             loops = order
-        _vectorize_block(sch, block, info, machine)
+        _vectorize_block(sch, block, info, machine, innermost=pos)
     loops = sch.get_loops(block)
     if info.is_reduction:
         first_reduce = min(info.loop_of(iv) for iv in info.reduce)

@@ -26,6 +26,28 @@ def is_cheap(info: BlockInfo) -> bool:
     return not visitor.found
 
 
+class _Conditional(StmtExprVisitor):
+    found = False
+
+    def visit_call(self, node):
+        if node.op in ("tir.if_then_else", "if_then_else"):
+            self.found = True
+        self.generic_visit(node)
+
+    def visit_select(self, node):
+        self.found = True
+
+    def visit_if_then_else(self, node):
+        self.found = True
+
+
+def is_unconditional(info: BlockInfo) -> bool:
+    """No if_then_else, Select or IfThenElse in the body."""
+    visitor = _Conditional()
+    visitor.visit(info.block.body)
+    return not visitor.found
+
+
 def consumers_of(infos, index: int) -> list[BlockInfo]:
     """The blocks after ``infos[index]`` that read what it writes."""
     written = infos[index].write.buffer if infos[index].write else None

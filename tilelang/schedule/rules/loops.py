@@ -31,12 +31,11 @@ def vector_tile(extent: int, lanes: int, max_vectors: int) -> int:
     return best
 
 
-def vectorize_innermost(sch, block, lanes: int, extent: int) -> bool:
-    """Vectorise the block's innermost loop (``extent`` iterations), split into whole
-    vectors of ``lanes`` first when it is longer. False when the loop cannot be
-    vectorised (a reduction loop, a non-divisible extent too long to unroll)."""
+def vectorize_innermost(sch, loop, lanes: int, extent: int) -> bool:
+    """Vectorise ``loop`` (``extent`` iterations), split into whole vectors of
+    ``lanes`` first when it is longer. False when it cannot be vectorised (a reduction
+    loop, a non-divisible extent too long for one vector)."""
     try:
-        loop = sch.get_loops(block)[-1]
         if extent > 4 * lanes:
             width = vector_tile(extent, lanes, 1)
             if width < 2:
