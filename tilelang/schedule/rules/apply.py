@@ -103,7 +103,11 @@ def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
         row = fusion.plan_row_fusion(infos, index, done)
         if row is not None:
             depth, chain = row
-            sch, ok = _attempt(sch, lambda s: _fuse_rows(s, func_name, info, depth, chain, machine))
+            for vector_reductions in (True, False):
+                sch, ok = _attempt(sch, lambda s: _fuse_rows(
+                    s, func_name, info, depth, chain, machine, vector_reductions))
+                if ok:
+                    break
             if ok:
                 done.add(info.name)
                 done.update(p.name for p in chain)
@@ -113,11 +117,15 @@ def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
     return sch
 
 
-def _fuse_rows(sch, func_name, anchor, depth, chain, machine) -> None:
-    handles = fusion.apply_row_fusion(sch, func_name, anchor, depth, chain)
-    for info, block in zip(chain + [anchor], handles):
-        _vectorize_block(sch, block, info, machine)
-    loops = sch.get_loops(handles[-1])[: depth + 1]
+def _fuse_rows(sch, func_name, anchor, depth, chain, machine, vector_reductions) -> None:
+    lanes = machine.lanes(anchor.write.buffer.dtype) if vector_reductions else 0
+    blocks = fusion.apply_row_fusion(sch, func_name, anchor, depth, chain, lanes)
+    for block, info in blocks:
+        if info is None:
+            fusion.finish_rfactor(sch, block)
+        else:
+            _vectorize_block(sch, block, info, machine)
+    loops = sch.get_loops(blocks[-1][0])[: depth + 1]
     parallel_outer(sch, loops, anchor.extents[: depth + 1])
 
 

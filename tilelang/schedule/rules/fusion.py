@@ -100,18 +100,55 @@ def plan_row_fusion(infos, index: int, done) -> tuple[int, list] | None:
     return depth, chain
 
 
-def apply_row_fusion(sch, func_name, anchor: BlockInfo, depth: int, chain) -> list:
+def apply_row_fusion(sch, func_name, anchor: BlockInfo, depth: int, chain, lanes=0) -> list:
     """Compute each block of ``chain`` at the anchor's loop ``depth`` (last first, so
-    each lands before its consumers). Returns the block handles, anchor last."""
+    each lands before its consumers). With ``lanes``, each reduction along a
+    contiguous innermost loop is first split into ``lanes`` partial results
+    (``rfactor``) so its inner loop is a vectorisable spatial loop. Returns
+    ``(handle, info or None)`` per block, in program order, anchor last; the rfactor
+    blocks have no info."""
+    names = []
+    for info in chain:
+        rf = _vector_rfactor(sch, func_name, info, lanes) if lanes else None
+        if rf is not None:
+            names.append((rf, None))
+        names.append((sch.get_block(info.name, func_name), info))
     block = sch.get_block(anchor.name, func_name)
     row = sch.get_loops(block)[depth]
-    handles = []
-    for info in reversed(chain):
-        producer = sch.get_block(info.name, func_name)
-        sch.compute_at(producer, row)
-        handles.append(producer)
-    handles.reverse()
-    return handles + [block]
+    for handle, _ in reversed(names):
+        sch.compute_at(handle, row)
+    return names + [(block, anchor)]
+
+
+def _vector_rfactor(sch, func_name, info: BlockInfo, lanes: int):
+    """The rfactor block of ``info`` split ``lanes`` wide along its innermost loop, or
+    None when that loop is not a reduction loop of contiguous reads (the schedule is
+    then unchanged)."""
+    if not info.is_reduction:
+        return None
+    innermost = len(info.loops) - 1
+    bound = [iv for iv in info.reduce if info.loop_of(iv) == innermost]
+    extent = info.extents[innermost]
+    if not bound or extent % lanes or extent < 2 * lanes:
+        return None
+    if any(a.strides.get(id(bound[0].var)) not in (0, 1) for a in info.reads):
+        return None
+    block = sch.get_block(info.name, func_name)
+    inner = sch.split(sch.get_loops(block)[-1], [None, lanes])[1]
+    return sch.rfactor(inner, 0)
+
+
+def finish_rfactor(sch, rf) -> None:
+    """Vector accumulators for an rfactor block under the row loop: the partial-result
+    loop innermost (compute_at rebuilds the loops in the block's iterator order, which
+    puts it outside), the init moved out of the reduction loop, both inner loops
+    vectorised, the partial results local."""
+    loops = sch.get_loops(rf)
+    sch.reorder(loops[-1], loops[-2])
+    init = sch.decompose_reduction(rf, loops[-1])
+    sch.vectorize(loops[-2])
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.set_scope(rf, 0, "local")
 
 
 def loop_extent(sch, loop) -> int | None:
