@@ -86,7 +86,8 @@ def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
             continue
         readers = fusion.consumers_of(infos, index)
         epilogue = []
-        if info.write.buffer not in outputs and len(readers) == 1 and not readers[0].is_reduction:
+        if (info.write.buffer not in outputs and len(readers) == 1 and not readers[0].is_reduction
+                and not plan.k_block):
             epilogue = [readers[0].name]
         sch, ok = _attempt(sch, lambda s: tiling.apply_tiling(s, func_name, info, plan, epilogue))
         if not ok:

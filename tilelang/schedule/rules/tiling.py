@@ -24,6 +24,10 @@ from tilelang.schedule.rules.analysis import BlockInfo, vector_iter
 from tilelang.schedule.rules.loops import largest_divisor, parallel_outer, unroll_all, vector_tile
 
 
+#: the part of the L1 data cache the vector operand's slice may take
+L1_BYTES = 32 * 1024
+
+
 @attrs.frozen
 class TilePlan:
     """The decisions, kept apart from issuing them so a test can read them."""
@@ -33,6 +37,7 @@ class TilePlan:
     row_iter: object | None
     row_tile: int
     k_unroll: int
+    k_block: int = 0  # > 0: the large-operand plan (see apply_tiling)
 
 
 def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
@@ -71,8 +76,19 @@ def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
             row = None
     inner_reduce = max(info.reduce, key=info.loop_of)
     k_extent = info.extent_of(inner_reduce)
-    k_unroll = 4 if k_extent % 4 == 0 and k_extent > 4 else 1
-    return TilePlan(vec, vec_tile, row, row_tile, k_unroll)
+    # Unrolling costs compile time in the Python pipeline: only where the work is large.
+    work = 1
+    for extent in info.extents:
+        work *= extent
+    k_unroll = 4 if k_extent % 4 == 0 and k_extent > 4 and work >= 1 << 24 else 1
+    # When one reduction's slice of the vector operand (k x vec tile) outgrows L1, the
+    # reduction is blocked so that slice stays in L1 while the row tiles sweep it.
+    k_block = 0
+    if row is not None and len(info.reduce) == 1 and k_extent * vec_tile * 4 > L1_BYTES:
+        k_block = largest_divisor(k_extent, max(k_unroll, L1_BYTES // (vec_tile * 4)))
+        if k_block in (1, k_extent):
+            k_block = 0
+    return TilePlan(vec, vec_tile, row, row_tile, k_unroll, k_block)
 
 
 def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers) -> None:
@@ -97,6 +113,9 @@ def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers
             outer[row_pos], inner[row_pos] = sch.split(loops[row_pos], [None, plan.row_tile])
         else:
             inner[row_pos] = loops[row_pos]
+    if plan.k_block:
+        _apply_blocked(sch, block, loops, info, plan, outer, inner, vec_pos, row_pos)
+        return
     reduce_pos = sorted(position[id(iv.var)] for iv in info.reduce)
     k_inner = None
     reduce_loops = [loops[p] for p in reduce_pos]
@@ -131,9 +150,45 @@ def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers
 
     sch.vectorize(inner[vec_pos])
     unroll_all(sch, ([inner[row_pos]] if row_pos is not None else []) + ([k_inner] if k_inner else []))
+    # Short reduction loops right above the tile (a convolution's 3x3 window) are
+    # unrolled too: their bounds would otherwise cut the FMA stream every few steps.
+    if k_inner is None:
+        small, product = [], 1
+        for p in reversed(reduce_pos):
+            if info.extents[p] > 4 or product * info.extents[p] > 16:
+                break
+            product *= info.extents[p]
+            small.append(loops[p])
+        if len(small) < len(reduce_pos):  # keep one rolled loop around the tile
+            unroll_all(sch, small)
     _vectorize_tile(sch, init, len(tile_loops))
     _vectorize_tile(sch, write_back, len(tile_loops))
     parallel_outer(sch, spatial_outer, spatial_outer_extents)
+
+
+def _apply_blocked(sch, block, loops, info, plan, outer, inner, vec_pos, row_pos) -> None:
+    """The large-operand plan: ``for <other spatial>, vec_o, k_o, row_o, k_i, row_i,
+    vec_i`` accumulating in the output itself (the tile's address does not change along
+    k_i, so the compiler keeps it in registers there); the vector operand's
+    ``k_block x vec`` slice is reused from L1 by every row tile."""
+    k_pos = info.loop_of(info.reduce[0])
+    k_outer, k_inner = sch.split(loops[k_pos], [None, plan.k_block])
+    k_unrolled = None
+    if plan.k_unroll > 1:
+        k_inner, k_unrolled = sch.split(k_inner, [None, plan.k_unroll])
+    others = [(p, l) for p, l in enumerate(loops) if p not in (k_pos, vec_pos, row_pos)]
+    head = [l for _, l in others] + ([outer[vec_pos]] if vec_pos in outer else [])
+    head_extents = [info.extents[p] for p, _ in others]
+    if vec_pos in outer:
+        head_extents.append(info.extents[vec_pos] // plan.vec_tile)
+    middle = [k_outer] + ([outer[row_pos]] if row_pos in outer else []) + [k_inner]
+    tail = ([k_unrolled] if k_unrolled is not None else []) + [inner[row_pos], inner[vec_pos]]
+    sch.reorder(*head, *middle, *tail)
+    init = sch.decompose_reduction(block, k_outer)
+    sch.vectorize(inner[vec_pos])
+    unroll_all(sch, [inner[row_pos]] + ([k_unrolled] if k_unrolled is not None else []))
+    _vectorize_tile(sch, init, 2)
+    parallel_outer(sch, head, head_extents)
 
 
 def _vectorize_tile(sch, block, depth: int) -> None:
