@@ -64,6 +64,12 @@ class BlockInfo:
         return bool(self.reduce)
 
     @property
+    def has_init(self) -> bool:
+        """A reduction that starts from its ``T.init()`` value; one without accumulates
+        into what the output held, which a cached accumulator would lose."""
+        return self.block.init is not None
+
+    @property
     def write(self) -> Access | None:
         writes = [a for a in self.accesses if a.is_write]
         return writes[0] if len(writes) == 1 else None
@@ -80,14 +86,13 @@ class BlockInfo:
         return self.extents[self.loop_of(iv)]
 
 
-def _row_major_strides(buffer) -> list | None:
-    dims = [const_value(d) for d in buffer.shape]
-    if any(d is None for d in dims):
-        return None
+def _row_major_strides(buffer) -> list:
+    """Element strides per axis; None for an axis whose stride is symbolic (the last
+    axis always has stride 1)."""
     strides, acc = [], 1
-    for d in reversed(dims):
+    for d in reversed([const_value(d) for d in buffer.shape]):
         strides.append(acc)
-        acc *= d
+        acc = None if acc is None or d is None else acc * d
     return strides[::-1]
 
 
@@ -107,7 +112,7 @@ def _strides(buffer, indices, iter_vars) -> dict:
                 elif uses_var(atom, iv.var):
                     coeff = None
                     break
-            if coeff is None or (coeff and layout is None):
+            if coeff is None or (coeff and layout[axis] is None):
                 out[key] = None
             elif coeff:
                 out[key] += coeff * layout[axis]
@@ -138,8 +143,8 @@ def block_accesses(block: S.Block) -> tuple:
 def leaf_blocks(func) -> list[BlockInfo] | None:
     """The blocks directly under the root block with the loops binding them, in program
     order; None when the function is not a plain "loops around blocks" nest (nested
-    blocks, bindings that are not one loop variable each, symbolic loop extents), which
-    the rules leave alone."""
+    blocks, bindings that are not one loop variable each, loops not starting at 0),
+    which the rules leave alone. Symbolic extents are kept as None."""
     infos: list[BlockInfo] = []
     ok = True
 
@@ -177,12 +182,11 @@ def _block_info(realize: S.BlockRealize, loops: list) -> BlockInfo | None:
     if _has_nested_block(block.body):
         return None
     loop_vars = [f.loop_var for f in loops]
-    extents = []
+    extents = []  # None where symbolic
     for f in loops:
-        extent = const_value(f.extent)
-        if extent is None or const_value(f.min) != 0 or f.step is not None:
+        if const_value(f.min) != 0 or f.step is not None:
             return None
-        extents.append(extent)
+        extents.append(const_value(f.extent))
     bound = {}
     for iv, value in zip(block.iter_vars, realize.iter_values):
         if iv.iter_type not in (SPATIAL, REDUCE):

@@ -113,6 +113,8 @@ def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
                 done.add(info.name)
                 done.update(p.name for p in chain)
                 continue
+        if info.is_reduction:
+            sch, _ = _attempt(sch, lambda s: _local_accumulator(s, func_name, info))
         sch, _ = _attempt(sch, lambda s: _schedule_alone(s, func_name, info, machine))
         done.add(info.name)
     return sch
@@ -170,7 +172,21 @@ def _schedule_alone(sch, func_name, info, machine) -> None:
         outer = loops[:first_reduce]
     else:
         outer = loops[:-1] if len(loops) > 1 else loops
-    parallel_outer(sch, outer, [fusion.loop_extent(sch, l) or 0 for l in outer])
+    parallel_outer(sch, outer, [fusion.loop_extent(sch, l) for l in outer])
+
+
+def _local_accumulator(sch, func_name, info) -> None:
+    """A reduction whose output element stays put along its reduction loops
+    accumulates in a local buffer (a register) written back once per element, instead
+    of a load and a store of memory per step."""
+    first_reduce = min(info.loop_of(iv) for iv in info.reduce)
+    if first_reduce == 0 or info.write is None or not info.has_init:
+        return
+    if any(info.write.strides.get(id(iv.var)) != 0 for iv in info.reduce):
+        return
+    block = sch.get_block(info.name, func_name)
+    write_back = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(write_back, sch.get_loops(block)[first_reduce - 1])
 
 
 def default_schedule(mod, machine=None) -> Schedule:

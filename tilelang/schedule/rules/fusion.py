@@ -124,12 +124,12 @@ def _vector_rfactor(sch, func_name, info: BlockInfo, lanes: int):
     """The rfactor block of ``info`` split ``lanes`` wide along its innermost loop, or
     None when that loop is not a reduction loop of contiguous reads (the schedule is
     then unchanged)."""
-    if not info.is_reduction:
+    if not info.is_reduction or not info.has_init:
         return None
     innermost = len(info.loops) - 1
     bound = [iv for iv in info.reduce if info.loop_of(iv) == innermost]
     extent = info.extents[innermost]
-    if not bound or extent % lanes or extent < 2 * lanes:
+    if not bound or extent is None or extent % lanes or extent < 2 * lanes:
         return None
     if any(a.strides.get(id(bound[0].var)) not in (0, 1) for a in info.reads):
         return None

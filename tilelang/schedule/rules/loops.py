@@ -48,10 +48,10 @@ def vectorize_innermost(sch, loop, lanes: int, extent: int) -> bool:
 
 
 def parallel_outer(sch, loops, extents, min_tasks: int = 2) -> bool:
-    """Run the outermost loop with at least ``min_tasks`` iterations in parallel; the
-    loops above it (of one iteration) are left serial."""
+    """Run the outermost loop with at least ``min_tasks`` iterations (or a symbolic
+    number) in parallel; the loops above it (of one iteration) are left serial."""
     for loop, extent in zip(loops, extents):
-        if extent >= min_tasks:
+        if extent is None or extent >= min_tasks:
             try:
                 sch.parallel(loop)
                 return True

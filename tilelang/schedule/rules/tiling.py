@@ -44,7 +44,7 @@ def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
     """A plan for ``info`` or None when the block does not fit the pattern: a reduction
     with a single store whose output is contiguous along a spatial iterator, along
     which every operand is either contiguous or constant."""
-    if not info.is_reduction or info.write is None:
+    if not info.is_reduction or not info.has_init or info.write is None or None in info.extents:
         return None
     vec = vector_iter(info)
     if vec is None:
