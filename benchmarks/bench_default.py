@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -33,6 +34,8 @@ from tilelang.runtime.compiler import SHARED_FLAGS, run_compiler
 from tilelang.testing.default_workloads import all_workloads
 
 HERE = Path(__file__).resolve().parent
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "TILELANG_NUM_THREADS")
 
 
 def gcc_function(workload, work: Path, threads: int):
@@ -70,7 +73,7 @@ def row(name, seconds, flops, peak, others):
     line = f"{name:<14} {seconds * 1e3:9.3f} ms"
     line += f" {flops / seconds / 1e9 / peak:6.1%} peak" if flops else " " * 12
     for label, other in others:
-        line += f"  {seconds / other:6.2f}x {label}" if other else ""
+        line += f"  {seconds / other:6.2f}x {label} ({other * 1e3:.3f} ms)" if other else ""
     print(line, flush=True)
 
 
@@ -115,18 +118,26 @@ def main() -> None:
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", default="", help="comma-separated workload names")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if not args.child:
+        # One process per thread count: NumPy's BLAS reads its thread count at import.
+        for threads in args.threads.split(","):
+            env = {**os.environ, **{k: threads for k in THREAD_VARIABLES}}
+            command = [sys.executable, __file__, "--child", "--threads", threads,
+                       "--repeat", str(args.repeat), "--only", args.only]
+            subprocess.run(command, env=env, check=True)
+        return
+    threads = int(args.threads)
     only = {n for n in args.only.split(",") if n}
     with tempfile.TemporaryDirectory() as folder:
-        for threads in (int(t) for t in args.threads.split(",")):
-            os.environ["OMP_NUM_THREADS"] = str(threads)
-            peak = measured_peak_gflops(threads)
-            print(f"-- {threads} thread(s); FMA peak {peak:.1f} GFLOP/s")
-            for workload in all_workloads():
-                if not only or workload.name in only:
-                    bench_workload(workload, threads, Path(folder), args.repeat, peak)
-            if not only or "mlp" in only:
-                bench_mlp(threads, args.repeat)
+        peak = measured_peak_gflops(threads)
+        print(f"-- {threads} thread(s); FMA peak {peak:.1f} GFLOP/s; median of {args.repeat}")
+        for workload in all_workloads():
+            if not only or workload.name in only:
+                bench_workload(workload, threads, Path(folder), args.repeat, peak)
+        if not only or "mlp" in only:
+            bench_mlp(threads, args.repeat)
 
 
 if __name__ == "__main__":

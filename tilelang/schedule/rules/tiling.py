@@ -38,6 +38,7 @@ class TilePlan:
     row_tile: int
     k_unroll: int
     k_block: int = 0  # > 0: the large-operand plan (see apply_tiling)
+    unroll_rows: bool = True  # unroll the row loop ourselves (else LLVM may)
 
 
 def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
@@ -80,7 +81,8 @@ def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
     work = 1
     for extent in info.extents:
         work *= extent
-    k_unroll = 4 if k_extent % 4 == 0 and k_extent > 4 and work >= 1 << 24 else 1
+    large = work >= 1 << 24
+    k_unroll = 4 if k_extent % 4 == 0 and k_extent > 4 and large else 1
     # When one reduction's slice of the vector operand (k x vec tile) outgrows L1, the
     # reduction is blocked so that slice stays in L1 while the row tiles sweep it.
     k_block = 0
@@ -88,7 +90,7 @@ def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
         k_block = largest_divisor(k_extent, max(k_unroll, L1_BYTES // (vec_tile * 4)))
         if k_block in (1, k_extent):
             k_block = 0
-    return TilePlan(vec, vec_tile, row, row_tile, k_unroll, k_block)
+    return TilePlan(vec, vec_tile, row, row_tile, k_unroll, k_block, large)
 
 
 def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers) -> None:
@@ -149,7 +151,8 @@ def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers
     init = sch.decompose_reduction(block, reduce_loops[0])
 
     sch.vectorize(inner[vec_pos])
-    unroll_all(sch, ([inner[row_pos]] if row_pos is not None else []) + ([k_inner] if k_inner else []))
+    rows = [inner[row_pos]] if row_pos is not None and plan.unroll_rows else []
+    unroll_all(sch, rows + ([k_inner] if k_inner else []))
     # Short reduction loops right above the tile (a convolution's 3x3 window) are
     # unrolled too: their bounds would otherwise cut the FMA stream every few steps.
     if k_inner is None:
@@ -161,8 +164,8 @@ def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers
             small.append(loops[p])
         if len(small) < len(reduce_pos):  # keep one rolled loop around the tile
             unroll_all(sch, small)
-    _vectorize_tile(sch, init, len(tile_loops))
-    _vectorize_tile(sch, write_back, len(tile_loops))
+    _vectorize_tile(sch, init, len(tile_loops) if plan.unroll_rows else 1)
+    _vectorize_tile(sch, write_back, len(tile_loops) if plan.unroll_rows else 1)
     parallel_outer(sch, spatial_outer, spatial_outer_extents)
 
 
@@ -186,8 +189,9 @@ def _apply_blocked(sch, block, loops, info, plan, outer, inner, vec_pos, row_pos
     sch.reorder(*head, *middle, *tail)
     init = sch.decompose_reduction(block, k_outer)
     sch.vectorize(inner[vec_pos])
-    unroll_all(sch, [inner[row_pos]] + ([k_unrolled] if k_unrolled is not None else []))
-    _vectorize_tile(sch, init, 2)
+    rows = [inner[row_pos]] if plan.unroll_rows else []
+    unroll_all(sch, rows + ([k_unrolled] if k_unrolled is not None else []))
+    _vectorize_tile(sch, init, 2 if plan.unroll_rows else 1)
     parallel_outer(sch, head, head_extents)
 
 
