@@ -60,11 +60,17 @@ def is_user_scheduled(func: PrimFunc) -> bool:
 
 
 def _attempt(sch: Schedule, plan) -> tuple[Schedule, bool]:
-    """Run ``plan(copy)``; the copy if it succeeded, else ``sch`` untouched."""
+    """Run ``plan(copy)``; the copy if it succeeded, else ``sch`` untouched.
+
+    A primitive that refuses raises ScheduleError. Any other exception from a primitive
+    is a bug there, but the schedule before the plan is still correct, so a build
+    goes on without the plan rather than failing for want of an optimisation."""
     trial = sch.copy()
     try:
         plan(trial)
     except ScheduleError:
+        return sch, False
+    except Exception:  # noqa: BLE001 - see the docstring
         return sch, False
     return trial, True
 
