@@ -110,7 +110,6 @@ def test_differential_programs_keep_their_results():
     """Random programs of the differential tests, scheduled by the rules, run on the
     python backend: same results as unscheduled."""
     from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
 
     from tilelang.testing.strategies import program_cases
 

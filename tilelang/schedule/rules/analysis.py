@@ -48,9 +48,6 @@ class BlockInfo:
     def iter_vars(self):
         return self.block.iter_vars
 
-    def kind(self, iv) -> int:
-        return iv.iter_type
-
     @property
     def spatial(self) -> list:
         return [iv for iv in self.block.iter_vars if iv.iter_type == SPATIAL]
@@ -212,12 +209,6 @@ def _has_nested_block(stmt) -> bool:
     visitor = _Nested()
     visitor.visit(stmt)
     return visitor.found
-
-
-def is_elementwise(info: BlockInfo) -> bool:
-    """Spatial only, one store, and every load either a scalar per point or indexed by
-    the block's iterators alone (no neighbourhood: no iterator moves two loads apart)."""
-    return not info.is_reduction and info.write is not None
 
 
 def vector_iter(info: BlockInfo):
