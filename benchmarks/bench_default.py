@@ -9,7 +9,8 @@ matmul 1024^3, batch matmul, depthwise conv, layer norm, transpose
 (benchmarks/bench_mlp.py's model). Each time is the median of ``repeat`` runs
 (timing.py). Ratios are tilelang's time over the other's (below 1: tilelang faster);
 "peak" is the fraction of the measured FMA peak (fma_peak.py) for that many threads.
-Softmax and layer norm are compared with gcc -ffast-math, as the goal states.
+Softmax and layer norm are compared with gcc -ffast-math, as the goal states. The naive
+C is serial at every thread count. OMP_WAIT_POLICY defaults to PASSIVE (see main).
 
 Goals on one core: convolutions and mm_relu no slower than gcc's naive C, softmax within
 1.5x of gcc -ffast-math, matmul 1024^3 within 1.5x of NumPy, the MLP no slower than NumPy.
@@ -124,6 +125,9 @@ def main() -> None:
         # One process per thread count: NumPy's BLAS reads its thread count at import.
         for threads in args.threads.split(","):
             env = {**os.environ, **{k: threads for k in THREAD_VARIABLES}}
+            # On a shared, oversubscribed machine libgomp's spinning barriers turn each
+            # parallel region into a scheduler time slice; waiting passively does not.
+            env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             command = [sys.executable, __file__, "--child", "--threads", threads,
                        "--repeat", str(args.repeat), "--only", args.only]
             subprocess.run(command, env=env, check=True)

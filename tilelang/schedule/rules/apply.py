@@ -171,7 +171,8 @@ def _schedule_alone(sch, func_name, info, machine) -> None:
             sch.reorder(*order)
             extents = [e for p, e in enumerate(extents) if p != pos] + [extents[pos]]
             loops = order
-        _vectorize_block(sch, block, info, machine, innermost=pos)
+        if not _tile_transposed(sch, block, info, vec, machine):
+            _vectorize_block(sch, block, info, machine, innermost=pos)
     loops = sch.get_loops(block)
     if info.is_reduction:
         first_reduce = min(info.loop_of(iv) for iv in info.reduce)
@@ -179,6 +180,34 @@ def _schedule_alone(sch, func_name, info, machine) -> None:
     else:
         outer = loops[:-1] if len(loops) > 1 else loops
     parallel_outer(sch, outer, [fusion.loop_extent(sch, l) for l in outer])
+
+
+def _tile_transposed(sch, block, info, vec, machine) -> bool:
+    """A read that strides along the output's contiguous iterator but is contiguous
+    along another (a transpose): both loops are tiled square, a tile's lines stay in
+    cache while it is read across. True when it tiled."""
+    tile = machine.lanes(info.write.buffer.dtype)
+    for read in info.reads:
+        if read.strides.get(id(vec.var)) in (0, 1):
+            continue
+        other = [iv for iv in info.spatial if iv is not vec
+                 and read.strides.get(id(iv.var)) == 1]
+        if not other:
+            continue
+        extents = (info.extent_of(other[0]), info.extent_of(vec))
+        if None in extents or any(e % tile or e <= tile for e in extents):
+            return False
+        loops = sch.get_loops(block)
+        # where the other iterator's loop is now that ``vec``'s loop is innermost
+        position = info.loop_of(other[0])
+        position -= position > info.loop_of(vec)
+        if position != len(loops) - 2:
+            return False
+        row_o, row_i = sch.split(loops[-2], [None, tile])
+        col_o, col_i = sch.split(loops[-1], [None, tile])
+        sch.reorder(row_o, col_o, row_i, col_i)
+        return True
+    return False
 
 
 def _local_accumulator(sch, func_name, info) -> None:
