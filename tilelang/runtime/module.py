@@ -101,7 +101,7 @@ class Module:
     ``global_symbol``); ``lib.get_source()`` is the generated code;
     ``lib.time_evaluator("name", tilelang.cpu())`` times it; ``lib.trace`` is the
     schedule the default rules applied (a :class:`~tilelang.schedule.Trace`, empty
-    when they applied nothing).
+    when they applied nothing; None when built with ``auto_schedule=False``).
     """
 
     def __init__(self, backend_module, lowered_mod, target, trace=None):
