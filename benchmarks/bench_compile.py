@@ -2,8 +2,10 @@
 
     python benchmarks/bench_compile.py [--repeat R]
 
-- warm ``build(mm_relu, "llvm")`` in a running process, object cache warm: lowering,
-  LLVM IR generation, the cache lookup and loading with MCJIT (bar: <= 45 ms);
+- warm ``build(mm_relu, "llvm")`` in a running process, object cache warm: the default
+  schedule rules, lowering, LLVM IR generation, the cache lookup and loading with MCJIT
+  (bar: <= 45 ms); the same with ``auto_schedule=False``, and the rules alone (bar: they
+  add <= 20 ms);
 - the same build with an empty cache (the whole -O3 pipeline and code generation);
 - a fresh process that parses samples/mm_relu.tir, builds it and runs it once, cache
   warm, the way ``tilec samples/mm_relu.tir --run`` does (bar: <= 0.8 s); when tilec has
@@ -42,9 +44,17 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
-def warm_builds(mod, repeat) -> list[float]:
-    tilelang.build(mod, "llvm")  # fills the object cache
-    return [timed(lambda: tilelang.build(mod, "llvm")) for _ in range(repeat)]
+def warm_builds(mod, repeat, **options) -> list[float]:
+    tilelang.build(mod, "llvm", **options)  # fills the object cache
+    return [timed(lambda: tilelang.build(mod, "llvm", **options)) for _ in range(repeat)]
+
+
+def rule_times(mod, repeat) -> list[float]:
+    """The default schedule rules alone (tilelang.schedule.rules.default_schedule)."""
+    from tilelang.schedule.rules import default_schedule
+
+    default_schedule(mod)
+    return [timed(lambda: default_schedule(mod)) for _ in range(repeat)]
 
 
 def cold_builds(mod, repeat) -> list[float]:
@@ -82,6 +92,9 @@ def main() -> None:
     args = parser.parse_args()
     mod = tilelang.parse_file(MM_RELU)
     report("warm build(mm_relu, 'llvm') incl. MCJIT load", warm_builds(mod, args.repeat), 45)
+    plain = warm_builds(mod, args.repeat, auto_schedule=False)
+    report("  the same with auto_schedule=False", plain)
+    report("  the default schedule rules alone (bar 20 ms)", rule_times(mod, args.repeat), 20)
     saved = os.environ.get("TILELANG_CACHE_DIR")
     try:
         report("cold build (empty object cache)", cold_builds(mod, max(3, args.repeat // 3)))

@@ -3,6 +3,7 @@
     tilec FILE.tir --emit tir        print the canonical form of the program
     tilec FILE.tir --emit c          lower and print the generated C
     tilec FILE.tir --run --check     build, run on random inputs, time, compare
+    tilec FILE.tir --emit trace      the default CPU schedule (tilelang.cli_schedule)
     tilec FILE.tir --tune 64 --database DIR   tune, then emit the best schedule
 
 The compilation options (``--target``, ``--func``, ``-O``, ``--schedule``, pass
@@ -29,7 +30,7 @@ import sys
 import warnings
 from collections.abc import Callable
 
-from tilelang import cli_backend, cli_run
+from tilelang import cli_backend, cli_run, cli_schedule
 from tilelang.tune import cli as tune_cli
 
 
@@ -58,6 +59,7 @@ EMITTERS: dict[str, tuple[Callable, str]] = {
     "ptx": (_cuda_emitter("emit_ptx"), "PTX made by nvcc"),
     "cubin": (_cuda_emitter("emit_cubin"), "a cubin made by nvcc (needs -o FILE)"),
     **cli_backend.EMITTERS,
+    **cli_schedule.EMITTERS,
 }
 
 
@@ -76,6 +78,7 @@ def make_argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", help="write the output to this file, not stdout")
     cli_backend.add_backend_arguments(parser)
     cli_run.add_run_arguments(parser)
+    cli_schedule.add_arguments(parser)
     tune_cli.add_arguments(parser)
     return parser
 
@@ -111,6 +114,7 @@ def _run(args) -> int:
                 cli_backend.check_bounds(module)
             if args.tune is not None:
                 module = tune_cli.tune_module(module, args)
+            module = cli_schedule.apply_rules(module, args)
             if args.emit or not (args.run or args.check):
                 emitter, _ = EMITTERS[args.emit or "tir"]
                 status = write_output(emitter(module, args), args)

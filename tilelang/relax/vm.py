@@ -34,8 +34,12 @@ from tilelang.runtime.ndarray import Device, NDArray, as_array
 _MAX_PLANS = 64  # cached shape plans per function (one per distinct argument shapes)
 
 
-def build(mod: IRModule, target="python") -> Executable:
-    """Compiles ``mod`` (prim_funcs and graph functions) into an :class:`Executable`."""
+def build(mod: IRModule, target="python", auto_schedule: bool = True) -> Executable:
+    """Compiles ``mod`` (prim_funcs and graph functions) into an :class:`Executable`.
+
+    For the c and llvm targets each prim_func nobody scheduled gets the default CPU
+    schedule (:mod:`tilelang.schedule.rules`); ``auto_schedule=False`` keeps them as
+    written. ``ex.trace`` is what the rules did."""
     if not isinstance(mod, IRModule):
         raise BuildError(f"relax.build takes an IRModule, not {type(mod).__name__}")
     prim_funcs = {name: f for name, f in mod if isinstance(f, PrimFunc)}
@@ -66,7 +70,7 @@ def build(mod: IRModule, target="python") -> Executable:
     if prim_funcs:
         import tilelang
 
-        library = tilelang.build(IRModule(prim_funcs), target=target)
+        library = tilelang.build(IRModule(prim_funcs), target=target, auto_schedule=auto_schedule)
     return Executable(programs, library, packed, prim_funcs, target)
 
 
@@ -132,6 +136,11 @@ class Executable:
 
     def function_names(self) -> list[str]:
         return sorted(self.programs)
+
+    @property
+    def trace(self):
+        """The default schedule the prim_funcs got (None without prim_funcs)."""
+        return None if self.library is None else self.library.trace
 
     def stats(self, name: str = "main") -> dict:
         """Instructions and storages of a function (storage reuse shows here)."""

@@ -44,15 +44,34 @@ def lower_module(mod: IRModule, bounds_check: bool | None = None) -> IRModule:
 
 #: backends whose generated code can stop a call at a failed check
 _CHECKING_BACKENDS = ("python", "c", "llvm")
+# Targets whose code runs on this CPU: the default schedule rules apply to them. The
+# python backend is the reference and runs programs as written.
+_AUTO_SCHEDULED_KINDS = ("c", "llvm")
 
 
-def build(mod_or_func, target="llvm", bounds_check: bool | None = None, **build_options) -> Module:
+def apply_default_schedule(mod: IRModule, target) -> tuple[IRModule, object]:
+    """``mod`` with the default CPU rules applied to its unscheduled functions (see
+    :mod:`tilelang.schedule.rules`) and the trace of what they did; unchanged (and an
+    empty trace) for other targets and for lowered modules."""
+    from tilelang.schedule.rules import default_schedule
+    from tilelang.schedule.trace import Trace
+
+    if as_target(target).kind not in _AUTO_SCHEDULED_KINDS or is_lowered(mod):
+        return mod, Trace()
+    sch = default_schedule(mod)
+    return sch.mod, sch.trace
+
+
+def build(mod_or_func, target="llvm", auto_schedule: bool = True,
+          bounds_check: bool | None = None, **build_options) -> Module:  # fmt: skip
     """Compile an IRModule (or one PrimFunc) for ``target`` and return a :class:`Module`.
 
     ``target`` is a :class:`tilelang.target.Target` or its spelling (``"c"``,
     ``"llvm -num-cores=2"``, ``"python"``). ``build_options`` go to the backend; the C
     backend takes ``extern_sources`` (C files or source strings compiled in),
-    ``extern_headers`` and ``libs``. Example::
+    ``extern_headers`` and ``libs``. Functions nobody scheduled get the default CPU
+    schedule for the c and llvm targets (``lib.trace`` shows it); ``auto_schedule=False``
+    builds them as written. Example::
 
         lib = tilelang.build(mod, target="c")
         lib["mm_relu"](a, b, c)
@@ -67,9 +86,11 @@ def build(mod_or_func, target="llvm", bounds_check: bool | None = None, **build_
     target = as_target(target)
     if bounds_check and target.kind not in _CHECKING_BACKENDS:
         raise BuildError(f"bounds_check is not supported by the '{target.kind}' backend")
-    mod = _as_module(mod_or_func)
+    mod, trace = _as_module(mod_or_func), None
     if bounds_check is None and target.kind == "python" and not is_lowered(mod):
         bounds_check = True  # the reference checks what it can (a lowered module: no)
+    if auto_schedule:
+        mod, trace = apply_default_schedule(mod, target)
     lowered = lower_module(mod, bounds_check)
     backend = get_backend(target.kind)
     # One check of docs/lowered_ir.md for every backend, so none meets IR it cannot
@@ -83,7 +104,7 @@ def build(mod_or_func, target="llvm", bounds_check: bool | None = None, **build_
             raise BuildError(
                 f"the '{target.kind}' backend does not take the option(s) {', '.join(unknown)}"
             )
-    return Module(backend(lowered, target, **build_options), lowered, target)
+    return Module(backend(lowered, target, **build_options), lowered, target, trace)
 
 
-__all__ = ["build", "lower_module", "is_lowered"]
+__all__ = ["build", "lower_module", "is_lowered", "apply_default_schedule"]

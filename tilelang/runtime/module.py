@@ -99,10 +99,13 @@ class Module:
 
     ``lib["name"](*arrays)`` calls a function (by its name in the module or its
     ``global_symbol``); ``lib.get_source()`` is the generated code;
-    ``lib.time_evaluator("name", tilelang.cpu())`` times it.
+    ``lib.time_evaluator("name", tilelang.cpu())`` times it; ``lib.trace`` is the
+    schedule the default rules applied (a :class:`~tilelang.schedule.Trace`, empty
+    when they applied nothing; None when built with ``auto_schedule=False``).
     """
 
-    def __init__(self, backend_module, lowered_mod, target):
+    def __init__(self, backend_module, lowered_mod, target, trace=None):
+        self.trace = trace
         self.backend_module = backend_module
         self.ir_module = lowered_mod
         self.target = target

@@ -1,0 +1,237 @@
+"""The driver: which functions the rules touch, and the order the rules run in.
+
+Per function: (1) inline cheap elementwise intermediates; (2) tile every reduction
+that fits :mod:`.tiling`, inlining its elementwise consumers into the write-back;
+(3) from the last block back, fuse rows of reductions under their consumer
+(:mod:`.fusion`), and give every remaining block loop order, vectorisation and a
+parallel outer loop. Each plan runs on a copy of the schedule; when a primitive
+refuses (ScheduleError), the copy is dropped and the next, simpler plan is tried, so
+the result always computes what the input computes.
+"""
+
+from __future__ import annotations
+
+from tilelang.errors import ScheduleError
+from tilelang.ir import stmt as S
+from tilelang.ir.function import PrimFunc
+from tilelang.ir.functor import StmtExprVisitor
+from tilelang.schedule.rules import fusion, tiling
+from tilelang.schedule.rules.analysis import leaf_blocks, unit_or_invariant, vector_iter
+from tilelang.schedule.rules.loops import parallel_outer, vectorize_innermost
+from tilelang.schedule.rules.machine import host_machine
+from tilelang.schedule.schedule import Schedule
+
+
+class _ScheduleMarks(StmtExprVisitor):
+    """Finds what only a schedule (or a person scheduling by hand) writes."""
+
+    found = False
+
+    def visit_for(self, node):
+        if node.kind is not S.ForKind.SERIAL or node.annotations or node.thread_binding:
+            self.found = True
+        self.generic_visit(node)
+
+    def visit_block(self, node):
+        if node.annotations or any(b.scope != "global" for b in node.alloc_buffers):
+            self.found = True
+        self.generic_visit(node)
+
+
+def is_user_scheduled(func: PrimFunc) -> bool:
+    """True when ``func`` carries any sign of a schedule: a non-serial or annotated
+    loop, an annotated block, a non-global buffer, a split or fused loop (a binding that
+    is not one loop variable), nested blocks, or loops in another order than the block
+    iterators they bind. Such functions are left exactly as written."""
+    if func.attrs.get("tl.lowered"):
+        return True
+    marks = _ScheduleMarks()
+    marks.visit(func.body)
+    if marks.found:
+        return True
+    infos = leaf_blocks(func)
+    if infos is None:
+        return True
+    for info in infos:
+        positions = [info.loop_of(iv) for iv in info.iter_vars]
+        if positions != sorted(positions):
+            return True  # reordered
+    return False
+
+
+def _attempt(sch: Schedule, plan) -> tuple[Schedule, bool]:
+    """Run ``plan(copy)``; the copy if it succeeded, else ``sch`` untouched.
+
+    A primitive that refuses raises ScheduleError. Any other exception from a primitive
+    is a bug there, but the schedule before the plan is still correct, so a build
+    goes on without the plan rather than failing for want of an optimisation."""
+    trial = sch.copy()
+    try:
+        plan(trial)
+    except ScheduleError:
+        return sch, False
+    except Exception:  # noqa: BLE001 - see the docstring
+        return sch, False
+    return trial, True
+
+
+def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
+    """The rules applied to one function of ``sch``; returns the schedule to go on with."""
+    func = sch.mod[func_name]
+    outputs = {func.buffer_map[p] for p in func.params if p in func.buffer_map}
+    infos = leaf_blocks(func)
+    if infos is None:
+        return sch
+    sch, _ = _attempt(sch, lambda s: fusion.inline_cheap_producers(s, func_name, infos, outputs))
+    infos = leaf_blocks(sch.mod[func_name]) or []
+    done: set[str] = set()
+
+    for index, info in enumerate(infos):
+        plan = tiling.plan_tiling(info, machine)
+        if plan is None:
+            continue
+        readers = fusion.consumers_of(infos, index)
+        epilogue = []
+        if (info.write.buffer not in outputs and len(readers) == 1 and not readers[0].is_reduction
+                and not plan.k_block):
+            epilogue = [readers[0].name]
+        sch, ok = _attempt(sch, lambda s: tiling.apply_tiling(s, func_name, info, plan, epilogue))
+        if not ok:
+            sch, ok = _attempt(sch, lambda s: tiling.apply_tiling(s, func_name, info, plan, []))
+            epilogue = []
+        if ok:
+            done.add(info.name)
+            done.update(epilogue)
+
+    for index in range(len(infos) - 1, -1, -1):
+        info = infos[index]
+        if info.name in done:
+            continue
+        row = fusion.plan_row_fusion(infos, index, done)
+        if row is not None:
+            depth, chain = row
+            for vector_reductions in (True, False):
+                sch, ok = _attempt(sch, lambda s: _fuse_rows(
+                    s, func_name, info, depth, chain, machine, vector_reductions))
+                if ok:
+                    break
+            if ok:
+                done.add(info.name)
+                done.update(p.name for p in chain)
+                continue
+        if info.is_reduction:
+            sch, _ = _attempt(sch, lambda s: _local_accumulator(s, func_name, info))
+        sch, _ = _attempt(sch, lambda s: _schedule_alone(s, func_name, info, machine))
+        done.add(info.name)
+    return sch
+
+
+def _fuse_rows(sch, func_name, anchor, depth, chain, machine, vector_reductions) -> None:
+    lanes = machine.lanes(anchor.write.buffer.dtype) if vector_reductions else 0
+    blocks = fusion.apply_row_fusion(sch, func_name, anchor, depth, chain, lanes)
+    for block, info in blocks:
+        if info is None:
+            fusion.finish_rfactor(sch, block)
+        else:
+            _vectorize_block(sch, block, info, machine)
+    loops = sch.get_loops(blocks[-1][0])[: depth + 1]
+    parallel_outer(sch, loops, anchor.extents[: depth + 1])
+
+
+def _vectorize_block(sch, block, info, machine, innermost=None) -> bool:
+    """Vectorise the block's innermost loop when it is spatial, every access moves by
+    0 or 1 element along it, and nothing in the body is conditional (a vector lane
+    must never load what its condition guards against)."""
+    if info.write is None or info.is_reduction or not fusion.is_unconditional(info):
+        return False
+    loops = sch.get_loops(block)
+    innermost = len(info.loops) - 1 if innermost is None else innermost
+    # The innermost loop still binds the iterator the block's last loop bound (the
+    # rules only split it or move a contiguous iterator there first).
+    bound = [iv for iv in info.iter_vars if info.loop_of(iv) == innermost]
+    if bound and not unit_or_invariant(info, bound[0]):
+        return False
+    extent = fusion.loop_extent(sch, loops[-1])
+    if extent is None:
+        return False
+    return vectorize_innermost(sch, loops[-1], machine.lanes(info.write.buffer.dtype), extent)
+
+
+def _schedule_alone(sch, func_name, info, machine) -> None:
+    """Loop order with the contiguous output iterator innermost (spatial blocks), a
+    vectorised inner loop and a parallel outer loop."""
+    block = sch.get_block(info.name, func_name)
+    loops = sch.get_loops(block)
+    vec = vector_iter(info)
+    extents = list(info.extents)
+    if not info.is_reduction and vec is not None:
+        pos = info.loop_of(vec)
+        if pos != len(loops) - 1:
+            order = [l for p, l in enumerate(loops) if p != pos] + [loops[pos]]
+            sch.reorder(*order)
+            extents = [e for p, e in enumerate(extents) if p != pos] + [extents[pos]]
+            loops = order
+        if not _tile_transposed(sch, block, info, vec, machine):
+            _vectorize_block(sch, block, info, machine, innermost=pos)
+    loops = sch.get_loops(block)
+    if info.is_reduction:
+        first_reduce = min(info.loop_of(iv) for iv in info.reduce)
+        outer = loops[:first_reduce]
+    else:
+        outer = loops[:-1] if len(loops) > 1 else loops
+    parallel_outer(sch, outer, [fusion.loop_extent(sch, l) for l in outer])
+
+
+def _tile_transposed(sch, block, info, vec, machine) -> bool:
+    """A read that strides along the output's contiguous iterator but is contiguous
+    along another (a transpose): both loops are tiled square, a tile's lines stay in
+    cache while it is read across. True when it tiled."""
+    tile = machine.lanes(info.write.buffer.dtype)
+    for read in info.reads:
+        if read.strides.get(id(vec.var)) in (0, 1):
+            continue
+        other = [iv for iv in info.spatial if iv is not vec
+                 and read.strides.get(id(iv.var)) == 1]
+        if not other:
+            continue
+        extents = (info.extent_of(other[0]), info.extent_of(vec))
+        if None in extents or any(e % tile or e <= tile for e in extents):
+            return False
+        loops = sch.get_loops(block)
+        # where the other iterator's loop is now that ``vec``'s loop is innermost
+        position = info.loop_of(other[0])
+        position -= position > info.loop_of(vec)
+        if position != len(loops) - 2:
+            return False
+        row_o, row_i = sch.split(loops[-2], [None, tile])
+        col_o, col_i = sch.split(loops[-1], [None, tile])
+        sch.reorder(row_o, col_o, row_i, col_i)
+        return True
+    return False
+
+
+def _local_accumulator(sch, func_name, info) -> None:
+    """A reduction whose output element stays put along its reduction loops
+    accumulates in a local buffer (a register) written back once per element, instead
+    of a load and a store of memory per step."""
+    first_reduce = min(info.loop_of(iv) for iv in info.reduce)
+    if first_reduce == 0 or info.write is None or not info.has_init:
+        return
+    if any(info.write.strides.get(id(iv.var)) != 0 for iv in info.reduce):
+        return
+    block = sch.get_block(info.name, func_name)
+    write_back = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(write_back, sch.get_loops(block)[first_reduce - 1])
+
+
+def default_schedule(mod, machine=None) -> Schedule:
+    """A :class:`Schedule` of ``mod`` with the default CPU rules applied to every
+    PrimFunc that carries no schedule of its own; ``sch.mod`` is the result and
+    ``sch.trace`` the primitives issued (replayable). ``machine`` sizes the tiles
+    (default: the host, see :mod:`.machine`)."""
+    machine = machine or host_machine()
+    sch = Schedule(mod)
+    for name, func in list(mod.functions.items()):
+        if isinstance(func, PrimFunc) and not is_user_scheduled(func):
+            sch = schedule_function(sch, name, machine)
+    return sch

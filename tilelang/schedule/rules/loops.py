@@ -1,0 +1,69 @@
+"""Loop-level finishing touches shared by the rules: picking tile sizes, vectorising the
+innermost unit-stride loop, running outer loops in parallel.
+
+Each helper issues ordinary schedule primitives. A primitive that refuses (a
+:class:`~tilelang.ScheduleError`) leaves the schedule as it was, so the helpers that
+are optional improvements swallow the refusal and report ``False``.
+"""
+
+from __future__ import annotations
+
+from tilelang.errors import ScheduleError
+
+
+def largest_divisor(n: int, cap: int) -> int:
+    """The largest divisor of ``n`` that is at most ``cap`` (at least 1)."""
+    for d in range(min(n, max(1, cap)), 0, -1):
+        if n % d == 0:
+            return d
+    return 1
+
+
+def vector_tile(extent: int, lanes: int, max_vectors: int) -> int:
+    """The width of the vector tile along a contiguous axis of ``extent`` elements: a
+    divisor of the extent (so no tail is needed), as many whole vectors as fit in
+    ``max_vectors``, else the widest divisor below that."""
+    best = 1
+    for count in range(max_vectors, 0, -1):
+        if extent % (count * lanes) == 0:
+            return count * lanes
+    best = largest_divisor(extent, lanes * max_vectors)
+    return best
+
+
+def vectorize_innermost(sch, loop, lanes: int, extent: int) -> bool:
+    """Vectorise ``loop`` (``extent`` iterations), split into whole vectors of
+    ``lanes`` first when it is longer. False when it cannot be vectorised (a reduction
+    loop, a non-divisible extent too long for one vector)."""
+    try:
+        if extent > 4 * lanes:
+            width = vector_tile(extent, lanes, 1)
+            if width < 2:
+                return False
+            loop = sch.split(loop, [None, width])[1]
+        sch.vectorize(loop)
+        return True
+    except ScheduleError:
+        return False
+
+
+def parallel_outer(sch, loops, extents, min_tasks: int = 2) -> bool:
+    """Run the outermost loop with at least ``min_tasks`` iterations (or a symbolic
+    number) in parallel; the loops above it (of one iteration) are left serial."""
+    for loop, extent in zip(loops, extents):
+        if extent is None or extent >= min_tasks:
+            try:
+                sch.parallel(loop)
+                return True
+            except ScheduleError:
+                return False
+    return False
+
+
+def unroll_all(sch, loops) -> None:
+    """Unroll each of ``loops`` that accepts it."""
+    for loop in loops:
+        try:
+            sch.unroll(loop)
+        except ScheduleError:
+            pass
