@@ -24,8 +24,16 @@ would push ``loop_transformation`` and ``block_placement`` far past the size
 guideline), and because the prefix keeps the public surface together in a listing.
 """
 
+from tilelang.schedule.block_scope import BlockScope, Dependency, DepKind
+from tilelang.schedule.errors import UnknownFunctionError, UnknownHandleError
+from tilelang.schedule.instruction import Instruction, InstructionKind
 from tilelang.schedule.schedule import Schedule
+from tilelang.schedule.schedule_state import ScheduleState, StmtSRef
 from tilelang.schedule.state import BlockRV, ExprRV, LoopRV
-from tilelang.schedule.trace import Instruction, Trace
+from tilelang.schedule.trace import Trace
 
-__all__ = ["Schedule", "BlockRV", "LoopRV", "ExprRV", "Instruction", "Trace"]
+__all__ = [
+    "Schedule", "BlockRV", "LoopRV", "ExprRV", "Instruction", "InstructionKind", "Trace",
+    "ScheduleState", "StmtSRef", "BlockScope", "Dependency", "DepKind",
+    "UnknownHandleError", "UnknownFunctionError",
+]
