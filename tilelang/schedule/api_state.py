@@ -168,7 +168,13 @@ class StatePrimitives:
                         C[vi] = B[vi] + T.float32(1)
         """
         block, func_name, name = self._block_target(block, "sample_compute_location")
-        candidates = _compute_locations(self._mod[func_name], name)
+        func = self._mod[func_name]
+        # the candidates are tried compute_at's: keep them while the function is the same
+        cache = self.__dict__.setdefault("_compute_location_cache", {})
+        cached = cache.get(name)
+        if cached is None or cached[0] is not func:
+            cached = cache[name] = (func, _compute_locations(func, name))
+        candidates = cached[1]
         indices = [index for index, _ in candidates]
         if decision is not None:
             decision = int(decision)

@@ -163,7 +163,7 @@ class Instruction:
         if self.kind.has_decision and decision is not None:
             parts.append(f"decision={format_value(decision, names)}")
         call = f"sch.{self.kind.method}({', '.join(parts)})"
-        outs = [names.get(id(rv), "_") for rv in self.outputs]
+        outs = [names.get(id(rv), "_") if rv is not None else "_" for rv in self.outputs]
         if not outs:
             return call
         if len(outs) == 1 and self.kind.output_style == LIST:

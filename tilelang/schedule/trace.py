@@ -112,7 +112,7 @@ class Trace:
         lines = []
         for inst in self._valid(remove_postproc):
             for rv in inst.outputs:
-                names[id(rv)] = f"{_prefix(rv)}{len(names)}"
+                names[id(rv)] = f"{_prefix(rv)}{len(names)}" if rv is not None else "_"
             lines.append(inst.format(names, self._decisions.get(inst)))
         return lines
 
@@ -155,7 +155,7 @@ class Trace:
             inputs = [_input_json(v, names) for v in inst.inputs]
             outputs = []
             for rv in inst.outputs:
-                names[id(rv)] = f"{_prefix(rv)}{len(names)}"
+                names[id(rv)] = f"{_prefix(rv)}{len(names)}" if rv is not None else "_"
                 outputs.append(names[id(rv)])
             insts.append([inst.kind.name, inputs, [_attr_json(a) for a in inst.attrs], outputs])
             if inst in self._decisions:
@@ -187,7 +187,7 @@ class Trace:
             inputs = [_input_from_json(v, named) for v in inputs]
             rvs = []
             for name in outputs:
-                named[name] = _RV_TYPES[name[0]]()
+                named[name] = _RV_TYPES[name[0]]() if name != "_" else None
                 rvs.append(named[name])
             insts.append(Instruction(InstructionKind.get(kind_name), inputs, attrs, rvs))
         return Trace(insts, {insts[int(i)]: d for i, d in json_decisions})
