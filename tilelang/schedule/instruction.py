@@ -81,6 +81,16 @@ class InstructionKind:
     def same_as(self, other) -> bool:
         return self is other
 
+    def __eq__(self, other) -> bool:
+        # a kind also equals its method's name, so code that reads a trace by method
+        # (``inst.kind in ("get_block", "get_loops")``) keeps working
+        if isinstance(other, str):
+            return other == self.method
+        return self is other
+
+    def __hash__(self) -> int:
+        return hash(self.method)
+
     def __repr__(self) -> str:
         return f"InstructionKind({self.name!r})"
 

@@ -23,6 +23,7 @@ from tilelang.schedule.api_cache import CachePrimitives
 from tilelang.schedule.api_loops import LoopPrimitives
 from tilelang.schedule.api_placement import PlacementPrimitives
 from tilelang.schedule.api_reduction import ReductionPrimitives
+from tilelang.schedule.api_reindex import ReindexPrimitives
 from tilelang.schedule.api_sampling import SamplingPrimitives
 from tilelang.schedule.api_state import StatePrimitives
 from tilelang.schedule.errors import schedule_error, unknown_function, unknown_handle
@@ -40,6 +41,7 @@ class Schedule(
     ReductionPrimitives,
     SamplingPrimitives,
     StatePrimitives,
+    ReindexPrimitives,
 ):
     """TensorIR schedule over ``mod`` (an IRModule, or a PrimFunc kept as ``"main"``).
 
