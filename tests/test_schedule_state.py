@@ -230,3 +230,70 @@ def test_sample_compute_location_replays_a_stale_decision_at_the_nearest_candida
     sch = tir.Schedule(tilelang.parse(MATMUL))
     sch.sample_compute_location("init", decision=1)
     assert sch.trace.get_decision(sch.trace.insts[-1]) == -1
+
+
+LOOP_CARRIED = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"),
+         C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] * T.float32(2)
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            T.reads(B[vi - 1])
+            C[vi] = T.if_then_else(vi >= 1, B[vi - 1], T.float32(0))
+"""
+
+NOT_AFFINE = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("diag"):
+            vi = T.axis.spatial(8, i)
+            vj = T.axis.spatial(8, i)
+            A[vi, vj] = T.float32(1)
+    for i in range(16):
+        with T.block("tile"):
+            vi = T.axis.spatial(8, i // 2)
+            A[vi, 0] = T.float32(2)
+"""
+
+SHARED_ACROSS_THREADS = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8), scope="shared")
+    for i in T.thread_binding(8, thread="threadIdx.x"):
+        for j in range(8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vj, vi] = B[vj, vi] + T.float32(1)
+"""
+
+
+def flags(text):
+    state = ScheduleState(tilelang.parse(text))
+    found = blocks(state.mod["main"])
+    return {name: tuple(state._get_cached_flags(state.get_sref(b))) for name, b in found.items()}
+
+
+def test_cached_flags():
+    assert set(flags(TWO_STAGES).values()) == {(True, True, True)}
+    assert set(flags(MATMUL).values()) == {(True, True, True)}
+    # a later block overwrites what an earlier one reads: the root is no stage pipeline
+    assert flags(READ_THEN_WRITE)["root"] == (True, True, False)
+    # C reads B[i - 1], which the same iteration of i has not produced
+    got = flags(LOOP_CARRIED)
+    assert got["C"] == (True, False, True) and got["root"] == (True, True, False)
+    # diag binds two iterators to one loop; tile's i // 2 is a quasi-affine split
+    got = flags(NOT_AFFINE)
+    assert got["diag"][0] is False and got["tile"][0] is True
+    # a shared buffer is produced by every thread of the loop before any reads it
+    assert flags(SHARED_ACROSS_THREADS)["C"] == (True, True, True)
+    local = SHARED_ACROSS_THREADS.replace('scope="shared"', 'scope="local"')
+    assert flags(local)["C"] == (True, False, True)

@@ -24,6 +24,7 @@ would push ``loop_transformation`` and ``block_placement`` far past the size
 guideline), and because the prefix keeps the public surface together in a listing.
 """
 
+from tilelang.schedule.block_info import CachedFlags
 from tilelang.schedule.block_scope import BlockScope, Dependency, DepKind
 from tilelang.schedule.errors import UnknownFunctionError, UnknownHandleError
 from tilelang.schedule.instruction import Instruction, InstructionKind
@@ -34,6 +35,6 @@ from tilelang.schedule.trace import Trace
 
 __all__ = [
     "Schedule", "BlockRV", "LoopRV", "ExprRV", "Instruction", "InstructionKind", "Trace",
-    "ScheduleState", "StmtSRef", "BlockScope", "Dependency", "DepKind",
+    "ScheduleState", "StmtSRef", "BlockScope", "Dependency", "DepKind", "CachedFlags",
     "UnknownHandleError", "UnknownFunctionError",
 ]

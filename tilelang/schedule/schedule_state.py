@@ -129,6 +129,20 @@ class ScheduleState:
             raise ScheduleError(f"get_block_scope: {block_sref!r} is not a block")
         return BlockScope(self, block_sref)
 
+    def _get_cached_flags(self, block_sref: StmtSRef):
+        """The :class:`~tilelang.schedule.block_info.CachedFlags` of a block
+        (affine_binding, region_cover, stage_pipeline), computed for the current module."""
+        from tilelang.schedule.block_info import block_flags
+
+        if not isinstance(block_sref.stmt, S.Block):
+            raise ScheduleError(f"_get_cached_flags: {block_sref!r} is not a block")
+        func_name = self.function_of(block_sref)
+        cache = self.__dict__.setdefault("_flags_cache", {})
+        func = self._mod[func_name]
+        if func_name not in cache or cache[func_name][0] is not func:
+            cache[func_name] = (func, block_flags(self, func))
+        return cache[func_name][1][id(block_sref.stmt)]
+
     # ---------------------------------------------------------- replacing
 
     def replace(self, src_sref: StmtSRef, tgt_stmt, block_sref_reuse=None) -> None:
