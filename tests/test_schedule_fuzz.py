@@ -130,7 +130,7 @@ def test_random_schedules_preserve_results_or_fail_cleanly():
                 kept = sch.trace.insts[: len(insts_before)]
                 assert all(x is y for x, y in zip(kept, insts_before))
                 assert all(
-                    i.method in ("get_block", "get_loops")
+                    i.kind in ("get_block", "get_loops")
                     for i in sch.trace.insts[len(insts_before) :]
                 )
                 continue

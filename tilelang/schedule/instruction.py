@@ -163,7 +163,7 @@ class Instruction:
     def same_as(self, other) -> bool:
         return self is other
 
-    def format(self, names, decision=None, input_names=None) -> str:
+    def format(self, names, decision=None) -> str:
         """The call as one line of Python: handles named by ``names`` (id -> name,
         ``"_"`` when missing), with ``decision=`` for a sampling kind."""
         parts = [

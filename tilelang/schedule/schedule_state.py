@@ -177,6 +177,9 @@ class ScheduleState:
 
     def _install(self, func_name, func, copies, reuse, loop_reuse, renames=None,
                  by_name=False):
+        if not self._srefs:  # nothing to follow: skip indexing the module twice
+            self._mod = self._mod.with_function(func_name, func)
+            return
         old_index = self._index()
         self._mod = self._mod.with_function(func_name, func)
         new_index = self._index()
