@@ -297,3 +297,32 @@ def test_cached_flags():
     assert flags(SHARED_ACROSS_THREADS)["C"] == (True, True, True)
     local = SHARED_ACROSS_THREADS.replace('scope="shared"', 'scope="local"')
     assert flags(local)["C"] == (True, False, True)
+
+
+PADDED_PRODUCER = """
+@T.prim_func
+def main(X: T.Buffer((16,), "float32"), Y: T.Buffer((16,), "float32")):
+    cache = T.alloc_buffer((16,))
+    for o in range(4):
+        for a in range(6):
+            with T.block("cache"):
+                v = T.axis.spatial(16, o * 4 - 1 + a)
+                T.where(1 <= o * 4 + a and o * 4 + a < LIMIT)
+                cache[v] = X[v]
+        for b, k in T.grid(4, 3):
+            with T.block("use"):
+                v = T.axis.spatial(16, o * 4 + b)
+                vk = T.axis.reduce(3, k)
+                T.reads(cache[v + vk - 1])
+                with T.init():
+                    Y[v] = T.float32(0)
+                Y[v] = Y[v] + T.if_then_else(1 <= v + vk and v + vk < 17, cache[v + vk - 1],
+                                             T.float32(0))
+"""
+
+
+def test_cached_flags_of_a_predicated_producer():
+    # the predicate only cuts what falls outside the buffer: the reads are covered
+    assert flags(PADDED_PRODUCER.replace("LIMIT", "17"))["use"] == (True, True, True)
+    # it cuts the last element inside the buffer too: not covered
+    assert flags(PADDED_PRODUCER.replace("LIMIT", "16"))["use"] == (True, False, True)

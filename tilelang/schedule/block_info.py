@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from tilelang.arith.int_set import const_difference, eval_interval
+from tilelang.arith import simplify
+from tilelang.arith.bound import ConstBound, const_bound
+from tilelang.arith.int_set import const_difference, eval_interval, fold_max, fold_min
+from tilelang.arith.linear import linear_form
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Range
@@ -40,6 +43,11 @@ def block_flags(state, func) -> dict:
     ``state``'s module)."""
     tree = Tree(func)
     realize_of = {id(r.block): r for r in tree.order}
+    bounds = {}
+    for loop in tree.loops.values():
+        lo, extent = const_bound(loop.min), const_bound(loop.extent)
+        if lo.is_const() and extent.is_const():
+            bounds[loop.loop_var] = ConstBound(lo.lo, lo.lo + extent.lo - 1)
     affine, cover, pipeline = {}, {}, {}
     for realize in tree.order:
         block = realize.block
@@ -58,7 +66,7 @@ def block_flags(state, func) -> dict:
                 ok = False
             producers = [d.src.stmt for d in deps if d.kind == DepKind.RAW]
             if producers:
-                cover[id(child)] = _covered(tree, realize_of, realize, child, producers)
+                cover[id(child)] = _covered(tree, realize_of, realize, child, producers, bounds)
                 ok = ok and cover[id(child)]
         pipeline[id(scope_block)] = ok
     return {key: CachedFlags(affine[key], cover[key], pipeline[key]) for key in affine}
@@ -135,14 +143,19 @@ def _box(region, bindings, ranges):
     return out
 
 
-def _le(a, b) -> bool:
+def _le(a, b, bounds) -> bool:
+    """``a <= b`` is known: by a constant difference, or by ``bounds``, the constant
+    ranges of the function's loop variables."""
     if a is None or b is None:
         return False
     diff = const_difference(b, a)
-    return diff is not None and diff >= 0
+    if diff is not None:
+        return diff >= 0
+    lo = const_bound(simplify(b - a), bounds).lo
+    return lo is not None and lo >= 0
 
 
-def _union(boxes):
+def _union(boxes, bounds):
     """Per dimension, the union of intervals that overlap or touch (None where they
     leave a gap or cannot be compared)."""
     out = []
@@ -153,15 +166,15 @@ def _union(boxes):
         dim = sorted(dim, key=lambda iv: const_difference(iv[0], dim[0][0]) or 0)
         lo, hi = dim[0]
         for nlo, nhi in dim[1:]:
-            if hi is None or nlo is None or not _le(nlo, hi + 1):
+            if hi is None or nlo is None or not _le(nlo, hi + 1, bounds):
                 lo = hi = None
                 break
-            hi = nhi if _le(hi, nhi) else hi
+            hi = nhi if _le(hi, nhi, bounds) else hi
         out.append((lo, hi))
     return out
 
 
-def _covered(tree, realize_of, scope_realize, consumer, producers) -> bool:
+def _covered(tree, realize_of, scope_realize, consumer, producers, bounds) -> bool:
     c_realize = realize_of[id(consumer)]
     path = [c_realize.block] + [a for a in reversed(tree.ancestors(c_realize))
                                 if isinstance(a, S.For)]
@@ -180,22 +193,74 @@ def _covered(tree, realize_of, scope_realize, consumer, producers) -> bool:
             for p in p_realizes:
                 for write in p.block.writes:
                     if write.buffer is read.buffer:
-                        if not (isinstance(p.predicate, E.IntImm) and p.predicate.value):
-                            return False  # a predicated producer's region is not known
                         bind = dict(zip((iv.var for iv in p.block.iter_vars), p.iter_values))
                         ranges = _relaxed(tree, p, lca, scope_realize, read.buffer)
-                        written.append(_box(write, bind, ranges))
+                        box = _box(write, bind, ranges)
+                        if not (isinstance(p.predicate, E.IntImm) and p.predicate.value):
+                            box = _clipped(box, p.predicate, write, bind, ranges)
+                            if box is None:
+                                return False  # the predicated region is not known
+                        written.append(box)
             if not written:
                 continue
-            produced = _union(written)
+            produced = _union(written, bounds)
             ranges = _relaxed(tree, c_realize, lca, scope_realize, read.buffer)
             consumed = _box(read, c_bind, ranges)
             for (plo, phi), (clo, chi), extent in zip(produced, consumed, read.buffer.shape):
                 # only the part inside the buffer has to be produced
-                if clo is not None and _le(clo, E.IntImm(clo.dtype, 0)):
-                    clo = E.IntImm(clo.dtype, 0)
-                if isinstance(extent, E.IntImm) and _le(E.IntImm(extent.dtype, extent.value - 1), chi):
-                    chi = E.IntImm(extent.dtype, extent.value - 1)
-                if not (_le(plo, clo) and _le(chi, phi)):
+                zero, top = E.IntImm(clo.dtype, 0) if clo is not None else None, simplify(extent - 1)
+                if clo is not None and not _le(zero, clo, bounds):
+                    clo = fold_max(clo, zero)
+                if chi is not None and not _le(chi, top, bounds):
+                    chi = fold_min(chi, top)
+                if not (_le(plo, clo, bounds) and _le(chi, phi, bounds)):
                     return False
     return True
+
+
+_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _clipped(box, predicate, write, bind, ranges):
+    """``box`` cut by a producer's predicate, when every conjunct bounds one write
+    index (``index + k < c`` and the like) and each index runs densely over one relaxed
+    loop of its own (so the cut box is still fully written); None otherwise."""
+    indices = [simplify(substitute(r.min, bind)) for r in write.region]
+    owners = []
+    for index in indices:
+        relaxed = [(atom, c) for atom, c in linear_form(index).live_terms()
+                   if isinstance(atom, E.Var) and atom in ranges]
+        if len(relaxed) > 1 or any(abs(c) != 1 for _, c in relaxed):
+            return None
+        owners.append(id(relaxed[0][0]) if relaxed else None)
+    if len({o for o in owners if o is not None}) != len([o for o in owners if o is not None]):
+        return None
+    box = list(box)
+    stack = [predicate]
+    while stack:
+        cond = stack.pop()
+        if isinstance(cond, E.And):
+            stack += [cond.a, cond.b]
+            continue
+        op = type(cond).__name__.lower()
+        if op not in _FLIP:
+            return None
+        for lhs, rhs, how in ((cond.a, cond.b, op), (cond.b, cond.a, _FLIP[op])):
+            if not isinstance(rhs, E.IntImm):
+                continue
+            dim = next((d for d, index in enumerate(indices)
+                        if const_difference(lhs, index) is not None), None)
+            if dim is None:
+                continue
+            k, c = const_difference(lhs, index := indices[dim]), rhs.value
+            lo, hi = box[dim]
+            if lo is None or hi is None:
+                return None
+            if how in ("lt", "le"):  # index <= c - k (- 1)
+                box[dim] = (lo, fold_min(hi, E.IntImm(hi.dtype, c - k - (how == "lt"))))
+            else:  # index >= c - k (+ 1)
+                box[dim] = (fold_max(lo, E.IntImm(lo.dtype, c - k + (how == "gt"))), hi)
+            break
+        else:
+            return None
+    return box

@@ -129,6 +129,9 @@ class ScheduleState:
             raise ScheduleError(f"get_block_scope: {block_sref!r} is not a block")
         return BlockScope(self, block_sref)
 
+    #: TVM >= 0.22 spells it so (blocks became ``SBlock``), as ``T.sblock`` is accepted too
+    get_sblock_scope = get_block_scope
+
     def _get_cached_flags(self, block_sref: StmtSRef):
         """The :class:`~tilelang.schedule.block_info.CachedFlags` of a block
         (affine_binding, region_cover, stage_pipeline), computed for the current module."""
