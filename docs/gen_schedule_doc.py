@@ -47,6 +47,10 @@ NOT_PRIMITIVES = frozenset(
         "get_child_blocks",
         "get_producers",
         "get_consumers",
+        "get_output_blocks",
+        "get_sref",
+        "work_on",
+        "enter_postproc",
     }
 )
 

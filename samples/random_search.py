@@ -41,7 +41,7 @@ def random_search(mod, target: str, samples: int, seed: int = 0):
     best, seen = None, {}
     for sample_seed in range(seed, seed + samples):
         sch = stochastic_schedule_mm(tir.Schedule(mod, seed=sample_seed))
-        decision = next(i.decision for i in sch.trace.insts if i.decision is not None)
+        decision = next(iter(sch.trace.decisions.values()))
         if tuple(decision) in seen:  # the same program: no need to build it again
             print(
                 f"seed {sample_seed}: j split {decision}  (seen with seed {seen[tuple(decision)]})"

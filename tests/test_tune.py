@@ -68,7 +68,7 @@ def test_stochastic_schedule_random_search_128(tmp_path):
     # the space has 5 points (j = 128 split with an innermost factor <= 16): each is
     # measured once, then the search stops instead of measuring duplicates
     assert len(records) == 5 and all(r.valid for r in records)
-    assert sorted(r.as_trace().insts[2].decision[1] for r in records) == [1, 2, 4, 8, 16]
+    assert sorted(list(r.as_trace().decisions.values())[0][1] for r in records) == [1, 2, 4, 8, 16]
     best = db.query_best(mod, "llvm")[0]
     assert best.latency == min(r.latency for r in records)
     printed = str(best.as_trace())

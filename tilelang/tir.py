@@ -4,6 +4,11 @@ Programs written against TVM (``sch = tvm.tir.Schedule(mod)``) run with
 ``import tilelang as tvm``.
 """
 
-from tilelang.schedule import BlockRV, ExprRV, LoopRV, Schedule, Trace
+from tilelang.schedule import (
+    BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, Schedule, ScheduleState, StmtSRef, Trace,
+)
 
-__all__ = ["Schedule", "Trace", "BlockRV", "LoopRV", "ExprRV"]
+__all__ = [
+    "Schedule", "Trace", "BlockRV", "LoopRV", "ExprRV", "Instruction", "InstructionKind",
+    "ScheduleState", "StmtSRef",
+]

@@ -30,6 +30,11 @@ def _frozen_dict(mapping) -> dict:
     return dict(mapping or {})
 
 
+def _tuple(items) -> tuple:
+    """A tuple of ``items``; None (as TVM's constructors take it) is empty."""
+    return () if items is None else tuple(items)
+
+
 class ForKind(enum.Enum):
     SERIAL = "serial"
     PARALLEL = "parallel"
@@ -227,8 +232,8 @@ class Block(Stmt):
     name_hint: str = plain()
     body: Stmt = child()
     init: Stmt | None = child(default=None)
-    alloc_buffers: tuple = define(factory=tuple, converter=tuple)
-    match_buffers: tuple = child(first=True, factory=tuple, converter=tuple)
+    alloc_buffers: tuple = define(factory=tuple, converter=_tuple)
+    match_buffers: tuple = child(first=True, factory=tuple, converter=_tuple)
     annotations: dict = plain(factory=dict, converter=_frozen_dict)
     span: object = span_field()
 

@@ -5,6 +5,7 @@ rewrites are in :mod:`.block_placement`."""
 from __future__ import annotations
 
 from tilelang.schedule import block_placement
+from tilelang.schedule.api_state import at_mark, is_mark
 from tilelang.schedule.errors import schedule_error
 
 
@@ -182,7 +183,8 @@ class PlacementPrimitives:
         if loop_func != func_name:
             raise schedule_error(primitive, f"block {name!r}", "the loop is in another function")
         rewrite = getattr(block_placement, primitive)
-        func = rewrite(self._mod[func_name], name, var, preserve_unit_loops, index)
+        func = (at_mark(self._mod[func_name], name, var) if is_mark(var)  # sampled root/inline
+                else rewrite(self._mod[func_name], name, var, preserve_unit_loops, index))
         args = [
             ("block", block),
             ("loop", loop),

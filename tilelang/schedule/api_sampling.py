@@ -4,8 +4,10 @@ trace replays them (:data:`.trace.SAMPLING`); the draws are in :mod:`.sampling`.
 
 from __future__ import annotations
 
-from tilelang.schedule import navigation, sampling
-from tilelang.schedule.state import ExprRV
+from tilelang.arith import const_value
+from tilelang.schedule import sampling
+from tilelang.schedule.common import find_loop
+from tilelang.schedule.state import ExprRV, Tree
 
 
 class SamplingPrimitives:
@@ -22,7 +24,8 @@ class SamplingPrimitives:
         Parameters
         ----------
         loop : LoopRV
-            A loop with a constant extent.
+            The loop. One of symbolic extent is tiled trivially, as TVM does: the
+            first factor is None (inferred by ``split``), the others 1.
         n : int
             The number of factors.
         max_innermost_factor : int
@@ -33,12 +36,12 @@ class SamplingPrimitives:
         Returns
         -------
         list of ExprRV
-            The factors, outermost first.
+            The factors, outermost first (the first None for a symbolic extent).
 
         Raises
         ------
         ScheduleError
-            When the extent is not constant, ``n`` is not a positive int, no tiling
+            When ``n`` is not a positive int, no tiling
             satisfies the limit, or the decision is not ``n`` positive factors of the
             extent.
 
@@ -77,11 +80,17 @@ class SamplingPrimitives:
                         B[vi] = A[vi] * T.float32(2)
         """
         func_name, var = self._loop(loop, "sample_perfect_tile")
-        extent = navigation.loop_extent(self._mod[func_name], var, "sample_perfect_tile")
-        decision = sampling.sample_perfect_tile(
-            self._rng, extent, n, max_innermost_factor, decision
-        )
-        rvs = self._new_handles(ExprRV, decision)
+        extent = const_value(find_loop(Tree(self._mod[func_name]), var, "sample_perfect_tile")
+                             .extent)
+        if extent is None:  # as TVM: a symbolic loop is tiled trivially, the outer part inferred
+            decision = sampling.symbolic_tiling(n)
+        else:
+            decision = sampling.sample_perfect_tile(
+                self._rng, extent, n, max_innermost_factor, decision
+            )
+        rvs = self._new_handles(ExprRV, [d for d in decision if d != -1])
+        if decision[0] == -1:
+            rvs.insert(0, None)
         self._record(
             "sample_perfect_tile",
             [("loop", loop), ("n", n), ("max_innermost_factor", max_innermost_factor)],

@@ -37,6 +37,34 @@ def schedule_error(primitive: str, subject: str, reason: str, node=None) -> Sche
     return error
 
 
+class UnknownHandleError(ScheduleError, IndexError):
+    """A handle this schedule does not know (removed, or another schedule's). It is an
+    IndexError as well, the type TVM raises for it."""
+
+
+class UnknownFunctionError(ScheduleError, ValueError):
+    """No function was named and the module has several (none called ``main``). It is a
+    ValueError as well, the type TVM raises for it."""
+
+
+def unknown_handle(primitive: str, rv) -> UnknownHandleError:
+    """The error for a handle that is not (or no longer) one of this schedule's."""
+    reason = "not a handle of this schedule (removed, or from another schedule)"
+    error = UnknownHandleError(f"{primitive}({rv!r}): {reason}")
+    error.primitive, error.subject, error.reason = primitive, repr(rv), reason
+    return error
+
+
+def unknown_function(names) -> UnknownFunctionError:
+    """The error for a lookup that names no function in a module of several."""
+    reason = (f"the module has several functions ({', '.join(sorted(names))}) and none is "
+              "called 'main': the schedule does not know which function to be working on; "
+              "pass func_name= or call work_on()")
+    error = UnknownFunctionError(f"get_block: {reason}")
+    error.primitive, error.subject, error.reason = "get_block", "func_name", reason
+    return error
+
+
 def check_bounds_after(primitive: str, func_name: str, before, after) -> None:
     """Debug mode: raise if ``after`` (a primitive's result) accesses a buffer provably
     out of bounds where ``before`` did not."""

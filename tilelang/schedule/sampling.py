@@ -24,6 +24,15 @@ def perfect_tilings(extent: int, n: int, max_innermost_factor: int) -> list[tupl
     return out
 
 
+def symbolic_tiling(n: int) -> list:
+    """TVM's tiling of a loop of symbolic extent into ``n`` factors: ``[-1, 1, ..., 1]``,
+    -1 standing for the factor ``split`` infers."""
+    if not isinstance(n, int) or n < 1:
+        raise schedule_error("sample_perfect_tile", "a symbolic extent",
+                             f"n must be a positive int, not {n!r}")
+    return [-1] + [1] * (n - 1)
+
+
 def sample_perfect_tile(rng, extent: int, n: int, max_innermost_factor: int, decision=None):
     """A perfect tiling of ``extent`` into ``n`` factors (uniform over all of them)."""
     subject = f"extent {extent}"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 
+from tilelang.ir import expr as E
 from tilelang.ir.function import IRModule, PrimFunc
 from tilelang.schedule import navigation
 from tilelang.schedule.api_annotation import AnnotationPrimitives
@@ -22,10 +23,19 @@ from tilelang.schedule.api_cache import CachePrimitives
 from tilelang.schedule.api_loops import LoopPrimitives
 from tilelang.schedule.api_placement import PlacementPrimitives
 from tilelang.schedule.api_reduction import ReductionPrimitives
+from tilelang.schedule.api_reindex import ReindexPrimitives
 from tilelang.schedule.api_sampling import SamplingPrimitives
-from tilelang.schedule.errors import check_bounds_after, schedule_error
+from tilelang.schedule.api_state import StatePrimitives
+from tilelang.schedule.errors import (
+    check_bounds_after,
+    schedule_error,
+    unknown_function,
+    unknown_handle,
+)
+from tilelang.schedule.instruction import Instruction
+from tilelang.schedule.schedule_state import ScheduleState
 from tilelang.schedule.state import _RV, BlockRV, ExprRV, LoopRV, Tree
-from tilelang.schedule.trace import Instruction, Trace
+from tilelang.schedule.trace import Trace
 
 
 class Schedule(
@@ -35,6 +45,8 @@ class Schedule(
     CachePrimitives,
     ReductionPrimitives,
     SamplingPrimitives,
+    StatePrimitives,
+    ReindexPrimitives,
 ):
     """TensorIR schedule over ``mod`` (an IRModule, or a PrimFunc kept as ``"main"``).
 
@@ -64,20 +76,25 @@ class Schedule(
             raise schedule_error(
                 "Schedule", type(mod).__name__, "expects an IRModule or a PrimFunc"
             )
-        self._mod = mod
+        self._state = ScheduleState(mod)
         self._symbols: dict[_RV, object] = {}
         self.trace = Trace()
         self._rng = random.Random(seed)
         # debug_mask="all" (TVM's spelling) or "bounds": after each primitive, refuse a
         # result that accesses a buffer provably out of bounds.
         self._check_bounds = debug_mask in ("all", "bounds")
+        self._func_working_on = None
 
     # ------------------------------------------------------------- state
 
     @property
     def mod(self) -> IRModule:
         """The current IRModule."""
-        return self._mod
+        return self._state.mod
+
+    @property
+    def _mod(self) -> IRModule:
+        return self._state.mod
 
     def show(self) -> None:
         """Prints the current module as TVMScript."""
@@ -86,10 +103,11 @@ class Schedule(
     def copy(self) -> Schedule:
         """An independent schedule with the same module, trace, handles and random state."""
         other = Schedule.__new__(Schedule)
-        other._mod, other._symbols = self._mod, dict(self._symbols)
+        other._state, other._symbols = ScheduleState(self._mod), dict(self._symbols)
         other.trace = self.trace.copy()
         other._rng = random.Random()
         other._rng.setstate(self._rng.getstate())
+        other._func_working_on = self._func_working_on
         return other
 
     def seed(self, seed: int) -> None:
@@ -104,12 +122,16 @@ class Schedule(
         """The value behind a handle: an int for a sampled ExprRV, the Block or For node
         for a block or loop handle."""
         if isinstance(rv, ExprRV):
+            if rv not in self._symbols:
+                raise unknown_handle("get", rv)
             return self._symbols[rv]
         if isinstance(rv, BlockRV):
             func_name, name = self._block(rv, "get")
             return navigation.find_block(Tree(self._mod[func_name]), name, "get").block
         if isinstance(rv, LoopRV):
             func_name, var = self._loop(rv, "get")
+            if not isinstance(var, E.Var):
+                return var  # a compute-location mark (sample_compute_location)
             return navigation.find_loop(Tree(self._mod[func_name]), var, "get")
         return rv
 
@@ -121,14 +143,18 @@ class Schedule(
 
     def _block(self, rv, primitive: str):
         """``(function name, block name)`` of a block handle of this schedule."""
-        if not isinstance(rv, BlockRV) or rv not in self._symbols:
+        if not isinstance(rv, BlockRV):
             raise schedule_error(primitive, repr(rv), "expected a block handle of this schedule")
+        if rv not in self._symbols:
+            raise unknown_handle(primitive, rv)
         return self._symbols[rv]
 
     def _loop(self, rv, primitive: str):
         """``(function name, loop variable)`` of a loop handle of this schedule."""
-        if not isinstance(rv, LoopRV) or rv not in self._symbols:
+        if not isinstance(rv, LoopRV):
             raise schedule_error(primitive, repr(rv), "expected a loop handle of this schedule")
+        if rv not in self._symbols:
+            raise unknown_handle(primitive, rv)
         return self._symbols[rv]
 
     def _block_target(self, block, primitive: str):
@@ -156,7 +182,11 @@ class Schedule(
 
     def _function_name(self, func_name):
         if func_name is None:
+            func_name = self._func_working_on
+        if func_name is None:
             names = list(self._mod.functions)
+            if len(names) != 1 and "main" not in names:
+                raise unknown_function(names)
             func_name = names[0] if len(names) == 1 else "main"
         if func_name not in self._mod.functions:
             known = ", ".join(sorted(self._mod.functions))
@@ -183,14 +213,14 @@ class Schedule(
         return rvs
 
     def _commit(self, func_name, func, renames=None):
-        self._mod = self._mod.with_function(func_name, func)
+        self._state.set_function(func_name, func, renames)
         if renames:
             for rv, target in list(self._symbols.items()):
                 if isinstance(rv, BlockRV) and target[0] == func_name and target[1] in renames:
                     self._symbols[rv] = (func_name, renames[target[1]])
 
     def _record(self, kind, args, outputs=(), decision=None):
-        self.trace.append(Instruction(kind, tuple(args), tuple(outputs), decision))
+        self.trace.append(Instruction.from_call(kind, args, outputs), decision)
 
     def _new_handles(self, rv_type, symbols) -> list:
         """One new ``rv_type`` handle per entry of ``symbols``, standing for it: a

@@ -32,6 +32,10 @@ class _RV:
     def __repr__(self) -> str:
         return f"{type(self).__name__}#{self.uid}"
 
+    def same_as(self, other) -> bool:
+        """Identity, as TVM spells it."""
+        return self is other
+
 
 class BlockRV(_RV):
     """A handle to a block (TVM's ``BlockRV``)."""

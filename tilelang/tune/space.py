@@ -19,7 +19,6 @@ import random
 
 from tilelang.errors import ArgumentError, ScheduleError
 from tilelang.schedule import Schedule
-from tilelang.schedule.trace import SAMPLING
 
 
 class DecisionSchedule(Schedule):
@@ -80,7 +79,7 @@ def resolve_space(space):
 
 def decisions_of(trace) -> list:
     """The decisions of a trace's sampling instructions, in order."""
-    return [inst.decision for inst in trace.insts if inst.kind in SAMPLING]
+    return [trace.get_decision(inst) for inst in trace.insts if inst.kind.has_decision]
 
 
 def apply_space(mod, space, seed: int, forced=()) -> Schedule:

@@ -28,10 +28,10 @@ def trace_to_json(trace: Trace) -> list[dict]:
             names[id(rv)] = f"{rv.prefix}{len(names)}"
         out.append(
             {
-                "kind": inst.kind,
+                "kind": inst.method,
                 "args": [[key, _encode(value, names)] for key, value in inst.args],
                 "outputs": [names[id(rv)] for rv in inst.outputs],
-                "decision": inst.decision,
+                "decision": trace.get_decision(inst),
             }
         )
     return out
@@ -52,7 +52,7 @@ def _encode(value, names):
 def trace_from_json(data: list) -> Trace:
     """The :class:`Trace` stored by :func:`trace_to_json`."""
     handles: dict[str, _RV] = {}
-    insts = []
+    insts, decisions = [], {}
     try:
         for item in data:
             outputs = []
@@ -60,11 +60,12 @@ def trace_from_json(data: list) -> Trace:
                 handles[name] = _RV_KINDS[name[0]]()
                 outputs.append(handles[name])
             args = tuple((key, _decode(value, handles)) for key, value in item["args"])
-            decision = item.get("decision")
-            insts.append(Instruction(item["kind"], args, tuple(outputs), decision))
+            insts.append(Instruction.from_call(item["kind"], args, outputs))
+            if item.get("decision") is not None:
+                decisions[insts[-1]] = item["decision"]
     except (KeyError, TypeError, IndexError, ValueError) as exc:
         raise ArgumentError(f"malformed stored trace: {exc!r}") from None
-    return Trace(insts)
+    return Trace(insts, decisions)
 
 
 def _decode(value, handles):
