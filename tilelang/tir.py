@@ -5,5 +5,6 @@ Programs written against TVM (``sch = tvm.tir.Schedule(mod)``) run with
 """
 
 from tilelang.schedule import BlockRV, ExprRV, LoopRV, Schedule, Trace
+from tilelang.schedule.tensor_intrin import TensorIntrin
 
-__all__ = ["Schedule", "Trace", "BlockRV", "LoopRV", "ExprRV"]
+__all__ = ["Schedule", "Trace", "BlockRV", "LoopRV", "ExprRV", "TensorIntrin"]

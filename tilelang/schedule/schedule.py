@@ -23,6 +23,7 @@ from tilelang.schedule.api_loops import LoopPrimitives
 from tilelang.schedule.api_placement import PlacementPrimitives
 from tilelang.schedule.api_reduction import ReductionPrimitives
 from tilelang.schedule.api_sampling import SamplingPrimitives
+from tilelang.schedule.api_tensorize import TensorizePrimitives
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import _RV, BlockRV, ExprRV, LoopRV, Tree
 from tilelang.schedule.trace import Instruction, Trace
@@ -35,6 +36,7 @@ class Schedule(
     CachePrimitives,
     ReductionPrimitives,
     SamplingPrimitives,
+    TensorizePrimitives,
 ):
     """TensorIR schedule over ``mod`` (an IRModule, or a PrimFunc kept as ``"main"``).
 

@@ -127,7 +127,8 @@ def _format_value(value, names) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_format_value(v, names) for v in value) + "]"
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        return '"' + escaped + '"'
     return repr(value)
 
 
