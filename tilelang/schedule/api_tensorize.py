@@ -65,7 +65,7 @@ class TensorizePrimitives:
         Schedule::
 
             sch = tilelang.Schedule(before)
-            from tilelang.tir.tensor_intrin.reference import DOT16_F32_INTRIN
+            from tilelang.intrinsics.reference import DOT16_F32_INTRIN
             i, k = sch.get_loops("dot")
             sch.tensorize(k, DOT16_F32_INTRIN)
 

@@ -119,7 +119,8 @@ class _Renew(StmtExprMutator):
         new = self.generic_visit(op)
         if op.op == "tvm_access_ptr" and op.args[1] in self.implicit:
             args = list(new.args)
-            args[2] = binary("add", self.implicit[op.args[1]], args[2])
+            offset = self.implicit[op.args[1]]
+            args[2] = offset if const_int_value(args[2]) == 0 else binary("add", offset, args[2])
             new = attrs.evolve(new, args=tuple(args))
         return new
 

@@ -18,7 +18,7 @@ A mismatch raises :class:`~tilelang.ScheduleError` naming the part that differs.
 
 from __future__ import annotations
 
-from tilelang.arith import linear_form
+from tilelang.arith import Analyzer, ConstBound, const_value, linear_form
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.convert import binary, const_int_value
@@ -50,6 +50,14 @@ class Matcher:
         self.buffer_map: dict = {}  # description buffer -> schedule buffer
         self.bases: dict = {}  # schedule buffer -> base index per dimension
         self.path: list[str] = []
+        # bounds of the schedule's loop variables and block iterators, so that
+        # floordiv(vj_o * 64 + vj_i, 16) - vj_o * 4 is seen to be floordiv(vj_i, 16)
+        self.analyzer = Analyzer()
+
+    def bound(self, var, min_value, extent) -> None:
+        lo, ext = const_value(min_value), const_value(extent)
+        if lo is not None and ext is not None:
+            self.analyzer.var_bounds[var] = ConstBound(lo, lo + ext - 1)
 
     # ------------------------------------------------------------ buffers
 
@@ -121,8 +129,11 @@ class Matcher:
     def equal_int(self, a, b) -> bool:
         """``a == b`` for integer expressions, up to linear rearrangement."""
         if a.dtype.is_integer() and b.dtype.is_integer():
-            form = linear_form(binary("sub", a, self.mapped(b) if b is not None else b))
-            return form.is_const() and form.const == 0
+            difference = binary("sub", a, self.mapped(b))
+            form = linear_form(difference)
+            if form.is_const():
+                return form.const == 0
+            return const_value(self.analyzer.simplify(difference)) == 0
         return self.expr_equal(a, b)
 
     def define(self, lhs_var, rhs_var) -> None:
@@ -194,6 +205,7 @@ class Matcher:
     def stmt_for(self, lhs: S.For, rhs: S.For) -> None:
         self.path.append(f"loop {lhs.loop_var.name}")
         self.define(lhs.loop_var, rhs.loop_var)
+        self.bound(lhs.loop_var, lhs.min, lhs.extent)
         if not self.equal_int(lhs.min, rhs.min) or not self.equal_int(lhs.extent, rhs.extent):
             _fail(
                 f"loop {lhs.loop_var.name} runs over [{lhs.min}, +{lhs.extent}), the "
@@ -237,6 +249,7 @@ class Matcher:
                 _fail(f"block {block.name_hint!r} binds {value}, the description {want}")
         for iv, div in zip(block.iter_vars, desc.iter_vars):
             self.define(iv.var, div.var)
+            self.bound(iv.var, iv.dom.min, iv.dom.extent)
         self.expr(lhs.predicate, rhs.predicate)
         if block.alloc_buffers or desc.alloc_buffers or block.match_buffers:
             _fail(f"block {block.name_hint!r}: allocations or match_buffers in a matched block")
@@ -265,6 +278,8 @@ def match(realize: S.BlockRealize, desc_root: S.BlockRealize, subject: str, intr
     try:
         if desc.iter_vars:
             _fail("the description's root block must not have iterators")
+        for iv in block.iter_vars:
+            matcher.bound(iv.var, iv.dom.min, iv.dom.extent)
         matcher.regions(block, desc, scope=True)
         matcher.stmt(block.body, desc.body)
     except TensorizeMismatch as error:
