@@ -60,6 +60,11 @@ def tensorized(m: int, n: int, k: int, mr: int = 4, nb: int = 4, kt: int | None 
 
 
 def main(size: int = 256) -> None:
+    try:
+        x86.require(x86.VNNI_FEATURES, "vnni_gemm")
+    except x86.MissingCPUFeature as error:
+        print(f"skipped: {error}")
+        return
     rng = np.random.default_rng(0)
     a = rng.integers(0, 256, (size, size), dtype=np.uint8)
     b = rng.integers(-128, 128, (size, size), dtype=np.int8)

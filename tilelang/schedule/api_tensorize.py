@@ -12,7 +12,7 @@ class TensorizePrimitives:
     """tensorize (a mixin of :class:`~tilelang.schedule.Schedule`)."""
 
     def tensorize(self, block_or_loop, tensor_intrin: str, preserve_unit_iters: bool = True):
-        """Replaces a block, or the subtree under a loop (blockized first), by the
+        r"""Replaces a block, or the subtree under a loop (blockized first), by the
         implementation of the registered tensor intrinsic ``tensor_intrin``.
 
         The block must match the intrinsic's description: the same loops, iterator
@@ -76,10 +76,14 @@ class TensorizePrimitives:
                 T.func_attr({"global_symbol": "main"})
                 for i in range(2):
                     with T.block("dot_o"):
-                        vi = T.axis.spatial(2, i)
-                        vk_o = T.axis.reduce(1, 0)
-                        T.reads(C[vi], A[vi, 0:16], B[0:16])
-                        T.writes(C[vi])
+                        vi_o = T.axis.remap("S", [i])
+                        T.reads(C[vi_o], A[vi_o, 0:16], B[0:16])
+                        T.writes(C[vi_o])
+                        T.block_attr({"pragma_import_c": "int tl_dot16_f32(float *c, const float *a, const float *b) {\n  float s = c[0];\n  for (int k = 0; k < 16; ++k) s += a[k] * b[k];\n  c[0] = s;\n  return 0;\n}\n"})
+                        A_1 = T.match_buffer(A[vi_o, 0:16], (16,), "float32", elem_offset=A_elem_offset, offset_factor=1)
+                        B_1 = T.match_buffer(B[0:16], (16,), "float32", elem_offset=B_elem_offset, offset_factor=1)
+                        C_1 = T.match_buffer(C[vi_o], (1,), "float32", elem_offset=C_elem_offset, offset_factor=1)
+                        T.evaluate(T.call_extern("int32", "tl_dot16_f32", T.tvm_access_ptr(T.type_annotation("float32"), C_1.data, C_elem_offset, 1, 3), T.tvm_access_ptr(T.type_annotation("float32"), A_1.data, A_elem_offset, 16, 1), T.tvm_access_ptr(T.type_annotation("float32"), B_1.data, B_elem_offset, 16, 1)))
         """
         if isinstance(block_or_loop, str):
             block_or_loop = self.get_block(block_or_loop)

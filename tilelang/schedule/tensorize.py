@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import attrs
 
-from tilelang.arith import linear_form
+from tilelang.arith import Analyzer, ConstBound, linear_form
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import BufferRegion, MatchBufferRegion, Range, dense_strides
@@ -60,6 +60,11 @@ def tensorize(func, target, intrin: TensorIntrin | str, preserve_unit_iters=True
     impl_buffers, renew = _instantiate(intrin)
     body = renew.visit(impl_root.body)
     regions = {r.buffer: r.region for r in (*impl_root.reads, *impl_root.writes)}
+    bounds = Analyzer()  # the block's iterators (a unit one is its minimum)
+    for iv in realize.block.iter_vars:
+        lo, extent = const_int_value(iv.dom.min), const_int_value(iv.dom.extent)
+        if lo is not None and extent is not None:
+            bounds.var_bounds[iv.var] = ConstBound(lo, lo + extent - 1)
     matches = []
     for desc_buffer, impl_buffer in zip(intrin.desc_buffers(), intrin.impl_buffers()):
         source = matcher.buffer_map.get(desc_buffer)
@@ -76,7 +81,7 @@ def tensorize(func, target, intrin: TensorIntrin | str, preserve_unit_iters=True
             )  # fmt: skip
         view = impl_buffers[impl_buffer]
         region = _source_region(matcher.bases[source], regions[impl_buffer])
-        _check_view(subject, view, impl_buffer, BufferRegion(source, region), realize)
+        _check_view(subject, view, impl_buffer, BufferRegion(source, region), realize, bounds)
         matches.append(MatchBufferRegion(view, BufferRegion(source, region)))
     annotations = {**impl_root.annotations, **realize.block.annotations}
     block = attrs.evolve(
@@ -161,29 +166,31 @@ def _instantiate(intrin: TensorIntrin):
 # ------------------------------------------------------------ view checks
 
 
-def _check_view(subject, view, impl_buffer, source: BufferRegion, realize) -> None:
+def _check_view(subject, view, impl_buffer, source: BufferRegion, realize, bounds) -> None:
     """The view can stand for the region: a dense view needs a contiguous region, a
     constant offset must be the region's, and an ``offset_factor`` must divide it."""
     buffer = source.buffer
     strides = buffer.strides or dense_strides(buffer.shape)
     lead = len(source.region) - len(view.shape)
-    if not view.strides:
-        expected = dense_strides(view.shape)
-        for dim, (r, stride, want) in enumerate(zip(source.region[lead:], strides[lead:], expected)):
-            if const_int_value(r.extent) == 1:
-                continue
-            if _difference(stride, want) != 0:
-                raise schedule_error(
-                    "tensorize", subject,
-                    f"buffer {impl_buffer.name} of the implementation is dense, but the "
-                    f"region of {buffer.name} it stands for has stride {stride} in dimension "
-                    f"{lead + dim} (a dense view needs {want}); declare its strides "
-                    "(strides=[s, 1]) in the implementation",
-                    realize,
-                )  # fmt: skip
+    # a view's constant strides (all of them, for a dense view) must be the region's;
+    # its variable strides are bound to the region's when lowering
+    declared = view.strides or dense_strides(view.shape)
+    for dim, (r, stride, want) in enumerate(zip(source.region[lead:], strides[lead:], declared)):
+        if isinstance(want, E.Var) or const_int_value(r.extent) == 1:
+            continue
+        if _difference(stride, want) != 0:
+            how = "declares stride" if view.strides else "is dense, with stride"
+            raise schedule_error(
+                "tensorize", subject,
+                f"buffer {impl_buffer.name} of the implementation {how} {want} in "
+                f"dimension {dim}, but the region of {buffer.name} it stands for has "
+                f"stride {stride} there; declare a variable stride (strides=[s, 1])",
+                realize,
+            )  # fmt: skip
     offset = E.IntImm(strides[0].dtype if strides else "int32", 0)
     for r, stride in zip(source.region, strides):
         offset = binary("add", offset, binary("mul", r.min, stride))
+    offset = bounds.simplify(offset)
     if not isinstance(view.elem_offset, E.Var):
         if _difference(binary("add", buffer.elem_offset, offset), view.elem_offset) != 0:
             raise schedule_error(
@@ -200,7 +207,7 @@ def _check_view(subject, view, impl_buffer, source: BufferRegion, realize) -> No
     if isinstance(buffer.elem_offset, E.Var):  # the buffer's own offset is a multiple of
         aligned = buffer.offset_factor % factor == 0 if buffer.offset_factor else False
     else:  # its offset_factor, when it declares one
-        aligned, offset = True, binary("add", buffer.elem_offset, offset)
+        aligned, offset = True, bounds.simplify(binary("add", buffer.elem_offset, offset))
     if not aligned or not _divisible(offset, factor):
         raise schedule_error(
             "tensorize", subject,
