@@ -19,6 +19,7 @@ from tilelang.ir.function import IRModule, PrimFunc
 from tilelang.schedule import navigation
 from tilelang.schedule.api_annotation import AnnotationPrimitives
 from tilelang.schedule.api_cache import CachePrimitives
+from tilelang.schedule.api_layout import LayoutPrimitives
 from tilelang.schedule.api_loops import LoopPrimitives
 from tilelang.schedule.api_placement import PlacementPrimitives
 from tilelang.schedule.api_reduction import ReductionPrimitives
@@ -37,6 +38,7 @@ class Schedule(
     ReductionPrimitives,
     SamplingPrimitives,
     TensorizePrimitives,
+    LayoutPrimitives,
 ):
     """TensorIR schedule over ``mod`` (an IRModule, or a PrimFunc kept as ``"main"``).
 

@@ -1,0 +1,85 @@
+"""Primitives of :class:`~tilelang.schedule.Schedule` that restage or re-lay out a
+buffer: reindex (rewrite in :mod:`.reindex`)."""
+
+from __future__ import annotations
+
+from tilelang.schedule import reindex as reindex_mod
+from tilelang.schedule.state import BlockRV
+
+
+class LayoutPrimitives:
+    """reindex (a mixin of :class:`~tilelang.schedule.Schedule`)."""
+
+    def reindex(self, block, buffer) -> BlockRV:
+        """Stages a buffer the block reads or writes through a new buffer indexed by the
+        block's own iterators, with a copy block before (a read) or after (a write).
+
+        The block must access the buffer with one set of indices; the iterators those
+        indices use (after simplification under the iterators' domains) index the new
+        buffer ``<name>_reindex``, in the block's order, each over its domain. The copy
+        block iterates over them, all as spatial iterators, in its own loop nest placed
+        next to the block's in the same scope.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            The block accessing the buffer (a handle or a block name).
+        buffer : tuple or str
+            ``("read", i)`` or ``("write", i)`` (the i-th region of the block's reads or
+            writes), or the buffer's name.
+
+        Returns
+        -------
+        BlockRV
+            The copy block.
+
+        Raises
+        ------
+        ScheduleError
+            When the buffer index is out of range or names no buffer of the block, the
+            block's body does not access the buffer, or accesses it with different
+            indices.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i, j in T.grid(8, 4):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vj, vi])
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A[vj, vi] * T.float32(2)
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            A_reindex = sch.reindex("B", ("read", 0))
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                A_reindex = T.alloc_buffer((8, 4), "float32")
+                for ax0, ax1 in T.grid(8, 4):
+                    with T.block("A_reindex"):
+                        vi, vj = T.axis.remap("SS", [ax0, ax1])
+                        T.reads(A[vj, vi])
+                        T.writes(A_reindex[vi, vj])
+                        A_reindex[vi, vj] = A[vj, vi]
+                for i, j in T.grid(8, 4):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A_reindex[vi, vj])
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A_reindex[vi, vj] * T.float32(2)
+        """
+        block, func_name, name = self._block_target(block, "reindex")
+        func, copy = reindex_mod.reindex(self._mod[func_name], name, buffer)
+        args = [("block", block), ("buffer", buffer)]
+        (rv,) = self._apply("reindex", args, func_name, func, blocks=[copy])
+        return rv
