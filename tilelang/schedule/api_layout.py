@@ -1,14 +1,15 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` that restage or re-lay out a
-buffer: reindex (rewrite in :mod:`.reindex`)."""
+buffer: reindex (rewrite in :mod:`.reindex`), storage_align (:mod:`.storage_align`)."""
 
 from __future__ import annotations
 
 from tilelang.schedule import reindex as reindex_mod
+from tilelang.schedule import storage_align as storage_align_mod
 from tilelang.schedule.state import BlockRV
 
 
 class LayoutPrimitives:
-    """reindex (a mixin of :class:`~tilelang.schedule.Schedule`)."""
+    """reindex, storage_align (a mixin of :class:`~tilelang.schedule.Schedule`)."""
 
     def reindex(self, block, buffer) -> BlockRV:
         """Stages a buffer the block reads or writes through a new buffer indexed by the
@@ -83,3 +84,91 @@ class LayoutPrimitives:
         args = [("block", block), ("buffer", buffer)]
         (rv,) = self._apply("reindex", args, func_name, func, blocks=[copy])
         return rv
+
+    def storage_align(self, block, buffer_index: int, axis: int, factor: int, offset: int):
+        """Pads the strides of a buffer the block writes so that ``stride[axis] % factor
+        == offset`` once allocations are compacted (e.g. an odd row stride of a shared
+        tile, against bank conflicts).
+
+        The request is kept as the block annotation ``buffer_dim_align`` (a list of
+        ``[buffer_index, axis, factor, offset]``); a later request for the same buffer
+        and axis replaces the earlier one. Lowering gives the buffer those strides.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            The block writing the buffer.
+        buffer_index : int
+            The index of the buffer in the block's writes.
+        axis : int
+            The dimension whose stride is padded (negative counts from the end).
+        factor : int
+            The alignment factor, positive.
+        offset : int
+            The wanted remainder of the stride modulo ``factor``.
+
+        Returns
+        -------
+        None
+            The block handle stays valid.
+
+        Raises
+        ------
+        ScheduleError
+            When the buffer index or the axis is out of range, the factor is not
+            positive or the offset negative, the buffer is a function parameter, or
+            the block's existing ``buffer_dim_align`` annotation is malformed.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                B = T.alloc_buffer((4, 8), "float32")
+                for i, j in T.grid(4, 8):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vi, vj])
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A[vi, vj] * T.float32(2)
+                for i, j in T.grid(4, 8):
+                    with T.block("C"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(B[vi, vj])
+                        T.writes(C[vi, vj])
+                        C[vi, vj] = B[vi, vj] + T.float32(1)
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            sch.storage_align("B", 0, axis=0, factor=16, offset=1)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                B = T.alloc_buffer((4, 8), "float32")
+                for i, j in T.grid(4, 8):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vi, vj])
+                        T.writes(B[vi, vj])
+                        T.block_attr({"buffer_dim_align": [[0, 0, 16, 1]]})
+                        B[vi, vj] = A[vi, vj] * T.float32(2)
+                for i, j in T.grid(4, 8):
+                    with T.block("C"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(B[vi, vj])
+                        T.writes(C[vi, vj])
+                        C[vi, vj] = B[vi, vj] + T.float32(1)
+        """
+        block, func_name, name = self._block_target(block, "storage_align")
+        func = storage_align_mod.storage_align(
+            self._mod[func_name], name, buffer_index, axis, factor, offset
+        )
+        args = [("block", block), ("buffer_index", buffer_index), ("axis", axis),
+                ("factor", factor), ("offset", offset)]  # fmt: skip
+        self._apply("storage_align", args, func_name, func)
