@@ -18,6 +18,7 @@ import random
 from tilelang.ir.function import IRModule, PrimFunc
 from tilelang.schedule import navigation
 from tilelang.schedule.api_annotation import AnnotationPrimitives
+from tilelang.schedule.api_block import BlockPrimitives
 from tilelang.schedule.api_cache import CachePrimitives
 from tilelang.schedule.api_layout import LayoutPrimitives
 from tilelang.schedule.api_loops import LoopPrimitives
@@ -39,6 +40,7 @@ class Schedule(
     SamplingPrimitives,
     TensorizePrimitives,
     LayoutPrimitives,
+    BlockPrimitives,
 ):
     """TensorIR schedule over ``mod`` (an IRModule, or a PrimFunc kept as ``"main"``).
 
