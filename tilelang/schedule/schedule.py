@@ -22,6 +22,7 @@ from tilelang.schedule.api_block import BlockPrimitives
 from tilelang.schedule.api_cache import CachePrimitives
 from tilelang.schedule.api_layout import LayoutPrimitives
 from tilelang.schedule.api_loops import LoopPrimitives
+from tilelang.schedule.api_nest import NestPrimitives
 from tilelang.schedule.api_placement import PlacementPrimitives
 from tilelang.schedule.api_reduction import ReductionPrimitives
 from tilelang.schedule.api_sampling import SamplingPrimitives
@@ -41,6 +42,7 @@ class Schedule(
     TensorizePrimitives,
     LayoutPrimitives,
     BlockPrimitives,
+    NestPrimitives,
 ):
     """TensorIR schedule over ``mod`` (an IRModule, or a PrimFunc kept as ``"main"``).
 

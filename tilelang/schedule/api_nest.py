@@ -1,0 +1,93 @@
+"""Primitives of :class:`~tilelang.schedule.Schedule` that restructure whole loop
+nests: merge (rewrite in :mod:`.merge`)."""
+
+from __future__ import annotations
+
+from tilelang.schedule import merge as merge_mod
+from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.state import LoopRV
+
+
+class NestPrimitives:
+    """merge (a mixin of :class:`~tilelang.schedule.Schedule`)."""
+
+    def merge(self, *loops) -> LoopRV:
+        """Merges loop nests of the same shape that sit side by side in one scope into
+        one nest whose body runs each original body in turn (the nest stands where the
+        last one stood).
+
+        Each loop is taken with the loops above it up to the loops' lowest common
+        ancestor; those chains must have the same depth and extents.
+
+        Parameters
+        ----------
+        *loops : LoopRV
+            Two or more loops, one per nest.
+
+        Returns
+        -------
+        LoopRV
+            The merged loop standing for the given loops.
+
+        Raises
+        ------
+        ScheduleError
+            When the chains differ in depth or extents, are under different block
+            scopes, a loop of a chain is not the only child of the one above, does
+            not start at 0, has a kind, annotation or thread binding, or the nests
+            depend on each other or on statements the earlier ones would move past.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 4), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i, j in T.grid(4, 8):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vi, vj])
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A[vi, vj] * T.float32(2)
+                for i, j in T.grid(4, 4):
+                    with T.block("C"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vi, vj])
+                        T.writes(C[vi, vj])
+                        C[vi, vj] = A[vi, vj] + T.float32(1)
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            i_b = sch.get_loops("B")[0]
+            i_c = sch.get_loops("C")[0]
+            i = sch.merge(i_b, i_c)
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 4), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i_m in range(4):
+                    for j in range(8):
+                        with T.block("B"):
+                            vi, vj = T.axis.remap("SS", [i_m, j])
+                            T.reads(A[vi, vj])
+                            T.writes(B[vi, vj])
+                            B[vi, vj] = A[vi, vj] * T.float32(2)
+                    for j in range(4):
+                        with T.block("C"):
+                            vi, vj = T.axis.remap("SS", [i_m, j])
+                            T.reads(A[vi, vj])
+                            T.writes(C[vi, vj])
+                            C[vi, vj] = A[vi, vj] + T.float32(1)
+        """
+        resolved = [self._loop(lp, "merge") for lp in loops]
+        if not resolved:
+            raise schedule_error("merge", "()", "needs two or more loops")
+        func_name = resolved[0][0]
+        func, merged = merge_mod.merge(self._mod[func_name], [var for _, var in resolved])
+        args = [(None, lp) for lp in loops]
+        (rv,) = self._apply("merge", args, func_name, func, loops=[merged])
+        return rv
