@@ -1,15 +1,17 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` that restage or re-lay out a
-buffer: reindex (rewrite in :mod:`.reindex`), storage_align (:mod:`.storage_align`)."""
+buffer: reindex (rewrite in :mod:`.reindex`), storage_align (:mod:`.storage_align`),
+annotate_buffer_access (:mod:`.buffer_access`)."""
 
 from __future__ import annotations
 
+from tilelang.schedule import buffer_access
 from tilelang.schedule import reindex as reindex_mod
 from tilelang.schedule import storage_align as storage_align_mod
 from tilelang.schedule.state import BlockRV
 
 
 class LayoutPrimitives:
-    """reindex, storage_align (a mixin of :class:`~tilelang.schedule.Schedule`)."""
+    """reindex, storage_align, annotate_buffer_access (a mixin of :class:`~tilelang.schedule.Schedule`)."""
 
     def reindex(self, block, buffer) -> BlockRV:
         """Stages a buffer the block reads or writes through a new buffer indexed by the
@@ -172,3 +174,76 @@ class LayoutPrimitives:
         args = [("block", block), ("buffer_index", buffer_index), ("axis", axis),
                 ("factor", factor), ("offset", offset)]  # fmt: skip
         self._apply("storage_align", args, func_name, func)
+
+    def annotate_buffer_access(self, block, buffer_index: int, buf_type: str, gen_new_ranges):
+        """Declares the region of a buffer the block reads or writes, replacing the one
+        inferred from its body, and records it in the annotation
+        ``explicit_read_region`` / ``explicit_write_region`` (the indices declared).
+
+        The computation is unchanged; the region is what later primitives (compute_at,
+        cache_read) see, e.g. the halo a stencil needs. Declaring a region smaller
+        than what the body touches is the caller's error, as in TVM.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            The block.
+        buffer_index : int
+            The index of the buffer in the block's reads (or writes).
+        buf_type : str
+            ``"read"`` or ``"write"``.
+        gen_new_ranges : callable
+            Called with the block's iterators, returns one ``(begin, end)`` pair (end
+            exclusive) per dimension of the buffer.
+
+        Returns
+        -------
+        None
+            The block handle stays valid.
+
+        Raises
+        ------
+        ScheduleError
+            When ``buf_type`` is neither, the index is out of range, or the function
+            fails or does not give one pair per dimension.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i, j in T.grid(8, 8):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vi, vj])
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A[vi, vj] * T.float32(2)
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            sch.annotate_buffer_access("B", 0, "read", lambda vi, vj: ((vi, vi + 2), (vj, vj + 1)))
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i, j in T.grid(8, 8):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vi:vi + 2, vj])
+                        T.writes(B[vi, vj])
+                        T.block_attr({"explicit_read_region": [0]})
+                        B[vi, vj] = A[vi, vj] * T.float32(2)
+        """
+        block, func_name, name = self._block_target(block, "annotate_buffer_access")
+        region_map = buffer_access.RegionMap(gen_new_ranges)
+        func = buffer_access.annotate_buffer_access(
+            self._mod[func_name], name, buffer_index, buf_type, region_map
+        )
+        args = [("block", block), ("buffer_index", buffer_index), ("buf_type", buf_type),
+                ("gen_new_ranges", region_map)]  # fmt: skip
+        self._apply("annotate_buffer_access", args, func_name, func)
