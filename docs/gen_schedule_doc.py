@@ -47,6 +47,7 @@ NOT_PRIMITIVES = frozenset(
         "get_child_blocks",
         "get_producers",
         "get_consumers",
+        "enter_postproc",
     }
 )
 

@@ -1,14 +1,14 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` that rewrite one block's
 signature: reorder_block_iter_var, unsafe_set_dtype (rewrites in
-:mod:`.block_iters`)."""
+:mod:`.block_iters`), unsafe_hide_buffer_access (:mod:`.unit_loop`)."""
 
 from __future__ import annotations
 
-from tilelang.schedule import block_iters
+from tilelang.schedule import block_iters, unit_loop
 
 
 class BlockPrimitives:
-    """reorder_block_iter_var, unsafe_set_dtype (a mixin of
+    """reorder_block_iter_var, unsafe_set_dtype, unsafe_hide_buffer_access (a mixin of
     :class:`~tilelang.schedule.Schedule`)."""
 
     def reorder_block_iter_var(self, block, new_order) -> None:
@@ -144,3 +144,68 @@ class BlockPrimitives:
         func = block_iters.unsafe_set_dtype(self._mod[func_name], name, buffer_index, dtype)
         args = [("block", block), ("buffer_index", buffer_index), ("dtype", str(dtype))]
         self._apply("unsafe_set_dtype", args, func_name, func)
+
+    def unsafe_hide_buffer_access(self, block, buf_type: str, buf_index_array) -> None:
+        """Removes regions from a block's reads or writes (its body is unchanged), e.g.
+        an index buffer of a sparse kernel that would stop tensorize from matching.
+
+        Unsafe: dependence analysis no longer sees the hidden accesses, so later
+        primitives may reorder what depends on them; the caller answers for it.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            The block.
+        buf_type : str
+            ``"read"`` or ``"write"``.
+        buf_index_array : list of int
+            The indices, in the block's reads (or writes), of the regions to hide.
+
+        Returns
+        -------
+        None
+            The block handle stays valid.
+
+        Raises
+        ------
+        ScheduleError
+            When ``buf_type`` is neither or an index is out of range.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((8,), "float32"), idx: T.Buffer((8,), "int32"), B: T.Buffer((8,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i in range(8):
+                    with T.block("B"):
+                        vi = T.axis.remap("S", [i])
+                        T.reads(A[0:8], idx[vi])
+                        T.writes(B[vi])
+                        B[vi] = A[idx[vi]]
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            sch.unsafe_hide_buffer_access("B", "read", [1])
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((8,), "float32"), idx: T.Buffer((8,), "int32"), B: T.Buffer((8,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i in range(8):
+                    with T.block("B"):
+                        vi = T.axis.remap("S", [i])
+                        T.reads(A[0:8])
+                        T.writes(B[vi])
+                        B[vi] = A[idx[vi]]
+        """
+        block, func_name, name = self._block_target(block, "unsafe_hide_buffer_access")
+        func = unit_loop.unsafe_hide_buffer_access(
+            self._mod[func_name], name, buf_type, list(buf_index_array)
+        )
+        args = [("block", block), ("buf_type", buf_type),
+                ("buf_index_array", list(buf_index_array))]  # fmt: skip
+        self._apply("unsafe_hide_buffer_access", args, func_name, func)

@@ -1,15 +1,17 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` that restructure whole loop
-nests: merge (rewrite in :mod:`.merge`)."""
+nests: merge (rewrite in :mod:`.merge`), add_unit_loop (:mod:`.unit_loop`), and the
+trace marker enter_postproc."""
 
 from __future__ import annotations
 
 from tilelang.schedule import merge as merge_mod
+from tilelang.schedule import unit_loop
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import LoopRV
 
 
 class NestPrimitives:
-    """merge (a mixin of :class:`~tilelang.schedule.Schedule`)."""
+    """merge, add_unit_loop, enter_postproc (a mixin of :class:`~tilelang.schedule.Schedule`)."""
 
     def merge(self, *loops) -> LoopRV:
         """Merges loop nests of the same shape that sit side by side in one scope into
@@ -91,3 +93,67 @@ class NestPrimitives:
         args = [(None, lp) for lp in loops]
         (rv,) = self._apply("merge", args, func_name, func, loops=[merged])
         return rv
+
+    def add_unit_loop(self, block_or_loop) -> LoopRV:
+        """Adds a loop of extent 1 right above a block or a loop (e.g. to give a block
+        outside any loop a loop to be computed at or to bind).
+
+        Parameters
+        ----------
+        block_or_loop : BlockRV, LoopRV or str
+            The block (a handle or its name) or the loop to put the new loop above.
+
+        Returns
+        -------
+        LoopRV
+            The new loop.
+
+        Raises
+        ------
+        ScheduleError
+            When the block is the root block.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((1,), "float32"), B: T.Buffer((1,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                with T.block("B"):
+                    T.reads(A[0])
+                    T.writes(B[0])
+                    B[0] = A[0] + T.float32(1)
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            u = sch.add_unit_loop("B")
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((1,), "float32"), B: T.Buffer((1,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for u in range(1):
+                    with T.block("B"):
+                        T.reads(A[0])
+                        T.writes(B[0])
+                        B[0] = A[0] + T.float32(1)
+        """
+        if isinstance(block_or_loop, str):
+            block_or_loop = self.get_block(block_or_loop)
+        if isinstance(block_or_loop, LoopRV):
+            func_name, target = self._loop(block_or_loop, "add_unit_loop")
+        else:
+            func_name, target = self._block(block_or_loop, "add_unit_loop")
+        func, var = unit_loop.add_unit_loop(self._mod[func_name], target)
+        args = [("block_or_loop", block_or_loop)]
+        (rv,) = self._apply("add_unit_loop", args, func_name, func, loops=[var])
+        return rv
+
+    def enter_postproc(self) -> None:
+        """Marks, in the trace, where scheduling ends and post-processing begins (as
+        TVM's meta-schedule does). The program is unchanged, so this is a trace
+        marker rather than a primitive (docs/gen_schedule_doc.py lists it as such)."""
+        self._record("enter_postproc", [])
