@@ -48,6 +48,7 @@ NOT_PRIMITIVES = frozenset(
         "get_producers",
         "get_consumers",
         "enter_postproc",
+        "can_decompose_padding",
     }
 )
 

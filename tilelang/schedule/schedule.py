@@ -23,6 +23,7 @@ from tilelang.schedule.api_cache import CachePrimitives
 from tilelang.schedule.api_layout import LayoutPrimitives
 from tilelang.schedule.api_loops import LoopPrimitives
 from tilelang.schedule.api_nest import NestPrimitives
+from tilelang.schedule.api_padding import PaddingPrimitives
 from tilelang.schedule.api_placement import PlacementPrimitives
 from tilelang.schedule.api_reduction import ReductionPrimitives
 from tilelang.schedule.api_sampling import SamplingPrimitives
@@ -43,6 +44,7 @@ class Schedule(
     LayoutPrimitives,
     BlockPrimitives,
     NestPrimitives,
+    PaddingPrimitives,
 ):
     """TensorIR schedule over ``mod`` (an IRModule, or a PrimFunc kept as ``"main"``).
 
