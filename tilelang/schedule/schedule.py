@@ -20,6 +20,7 @@ from tilelang.schedule import navigation
 from tilelang.schedule.api_annotation import AnnotationPrimitives
 from tilelang.schedule.api_block import BlockPrimitives
 from tilelang.schedule.api_cache import CachePrimitives
+from tilelang.schedule.api_fusion import FusionPrimitives
 from tilelang.schedule.api_layout import LayoutPrimitives
 from tilelang.schedule.api_loops import LoopPrimitives
 from tilelang.schedule.api_nest import NestPrimitives
@@ -45,6 +46,7 @@ class Schedule(
     BlockPrimitives,
     NestPrimitives,
     PaddingPrimitives,
+    FusionPrimitives,
 ):
     """TensorIR schedule over ``mod`` (an IRModule, or a PrimFunc kept as ``"main"``).
 
