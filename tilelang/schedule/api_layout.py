@@ -1,17 +1,18 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` that restage or re-lay out a
 buffer: reindex (rewrite in :mod:`.reindex`), storage_align (:mod:`.storage_align`),
-annotate_buffer_access (:mod:`.buffer_access`)."""
+annotate_buffer_access (:mod:`.buffer_access`), transform_layout (:mod:`.transform_layout`)."""
 
 from __future__ import annotations
 
 from tilelang.schedule import buffer_access
 from tilelang.schedule import reindex as reindex_mod
 from tilelang.schedule import storage_align as storage_align_mod
+from tilelang.schedule import transform_layout as layout_mod
 from tilelang.schedule.state import BlockRV
 
 
 class LayoutPrimitives:
-    """reindex, storage_align, annotate_buffer_access (a mixin of :class:`~tilelang.schedule.Schedule`)."""
+    """reindex, storage_align, annotate_buffer_access, transform_layout (a mixin of :class:`~tilelang.schedule.Schedule`)."""
 
     def reindex(self, block, buffer) -> BlockRV:
         """Stages a buffer the block reads or writes through a new buffer indexed by the
@@ -247,3 +248,92 @@ class LayoutPrimitives:
         args = [("block", block), ("buffer_index", buffer_index), ("buf_type", buf_type),
                 ("gen_new_ranges", region_map)]  # fmt: skip
         self._apply("annotate_buffer_access", args, func_name, func)
+
+    def transform_layout(self, block, buffer, index_map, pad_value=None) -> None:
+        """Stores a buffer in a new layout: ``index_map`` takes one index per dimension
+        and returns the new indices; every access (loads, stores, regions, the
+        allocation or the parameter) is rewritten through it.
+
+        The new shape is the range of each new index (each starts at 0). The map must
+        be one-to-one, which is checked over every element of the buffer. When the new
+        shape has more elements, the extra ones are padding: ``pad_value`` (a number,
+        or a function of the new indices) is required and a block filling the new
+        buffer with it runs first where the buffer is allocated.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            A block accessing the buffer.
+        buffer : tuple or str
+            ``("read", i)``, ``("write", i)`` or the buffer's name.
+        index_map : callable
+            ``lambda i, j: (i // 4, j, i % 4)``: old indices to new ones.
+        pad_value : number, PrimExpr or callable, optional
+            The value of padding elements.
+
+        Returns
+        -------
+        None
+            Every handle stays valid.
+
+        Raises
+        ------
+        ScheduleError
+            When the buffer is not found, the map fails, a new index cannot be bounded
+            or does not start at 0, the map is not one-to-one (or cannot be checked:
+            symbolic or huge shapes), there is padding without ``pad_value`` or on a
+            function parameter, or a ``T.match_buffer`` views the buffer.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                B = T.alloc_buffer((8, 4), "float32")
+                for i, j in T.grid(8, 4):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vi, vj])
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A[vi, vj] * T.float32(2)
+                for i, j in T.grid(8, 4):
+                    with T.block("C"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(B[vi, vj])
+                        T.writes(C[vi, vj])
+                        C[vi, vj] = B[vi, vj] + T.float32(1)
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            sch.transform_layout("B", ("write", 0), lambda i, j: (i // 4, j, i % 4))
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                B = T.alloc_buffer((2, 4, 4), "float32")
+                for i, j in T.grid(8, 4):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vi, vj])
+                        T.writes(B[vi // 4, vj, vi % 4])
+                        B[vi // 4, vj, vi % 4] = A[vi, vj] * T.float32(2)
+                for i, j in T.grid(8, 4):
+                    with T.block("C"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(B[vi // 4, vj, vi % 4])
+                        T.writes(C[vi, vj])
+                        C[vi, vj] = B[vi // 4, vj, vi % 4] + T.float32(1)
+        """
+        block, func_name, name = self._block_target(block, "transform_layout")
+        region_map = buffer_access.RegionMap(index_map)
+        func = layout_mod.transform_layout(
+            self._mod[func_name], name, buffer, region_map, pad_value
+        )
+        args = [("block", block), ("buffer", buffer), ("index_map", region_map),
+                ("pad_value", pad_value)]  # fmt: skip
+        self._apply("transform_layout", args, func_name, func)

@@ -30,7 +30,8 @@ from tilelang.schedule.state import Tree, rewrite
 
 
 class RegionMap:
-    """The user's ``lambda *iters: ((begin, end), ...)``, printable in a trace."""
+    """A user's index function (``lambda *iters: ((begin, end), ...)`` here, or an
+    index map for transform_layout), printable in a trace as a lambda."""
 
     def __init__(self, fn):
         self.fn = fn
@@ -39,8 +40,12 @@ class RegionMap:
         return self.fn(*args)
 
     def render(self, iter_vars) -> str:
-        pairs = self.fn(*iter_vars)
-        body = ", ".join(f"({begin}, {end})" for begin, end in pairs)
+        items = self.fn(*iter_vars)
+        items = items if isinstance(items, (tuple, list)) else [items]
+        body = ", ".join(
+            "(" + ", ".join(map(str, x)) + ")" if isinstance(x, (tuple, list)) else str(x)
+            for x in items
+        )
         names = ", ".join(v.name for v in iter_vars)
         return f"lambda {names}: ({body},)"
 
