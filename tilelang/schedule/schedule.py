@@ -28,6 +28,7 @@ from tilelang.schedule.api_padding import PaddingPrimitives
 from tilelang.schedule.api_placement import PlacementPrimitives
 from tilelang.schedule.api_reduction import ReductionPrimitives
 from tilelang.schedule.api_sampling import SamplingPrimitives
+from tilelang.schedule.api_staging import StagingPrimitives
 from tilelang.schedule.api_tensorize import TensorizePrimitives
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import _RV, BlockRV, ExprRV, LoopRV, Tree
@@ -47,6 +48,7 @@ class Schedule(
     NestPrimitives,
     PaddingPrimitives,
     FusionPrimitives,
+    StagingPrimitives,
 ):
     """TensorIR schedule over ``mod`` (an IRModule, or a PrimFunc kept as ``"main"``).
 
