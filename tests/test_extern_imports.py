@@ -46,7 +46,9 @@ def annotated(key, value):
 
 
 @pytest.mark.parametrize("target", ["c", "llvm"])
-@pytest.mark.parametrize("key,source", [("pragma_import_c", TRIPLE_C), ("pragma_import_llvm", TRIPLE_LL)])
+@pytest.mark.parametrize(
+    "key,source", [("pragma_import_c", TRIPLE_C), ("pragma_import_llvm", TRIPLE_LL)]
+)
 def test_loop_import_is_compiled_in(target, key, source):
     sch = annotated(key, source)
     a, b = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)

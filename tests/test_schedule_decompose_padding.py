@@ -74,7 +74,9 @@ def test_error_pad_value_reads_a_buffer():
 
 
 def test_error_condition_not_a_bound():
-    rejected(PAD2D.replace("2 <= vi and", "vi % 2 == 0 and"), "cannot decompose the padding condition")
+    rejected(
+        PAD2D.replace("2 <= vi and", "vi % 2 == 0 and"), "cannot decompose the padding condition"
+    )
 
 
 def test_error_trivial_condition():
@@ -87,7 +89,9 @@ def test_error_empty_copy():
 
 
 def test_error_loop_not_above_the_block():
-    text = PAD2D + """
+    text = (
+        PAD2D
+        + """
 @T.prim_func
 def other(z: T.Buffer((4,), "float32")):
     for k in range(4):
@@ -95,10 +99,11 @@ def other(z: T.Buffer((4,), "float32")):
             vk = T.axis.remap("S", [k])
             z[vk] = T.float32(0)
 """
+    )
     text = PAD2D.replace(
         "    for i, j in T.grid(10, 9):",
-        "    for k in range(4):\n        with T.block(\"zero\"):\n"
-        "            vk = T.axis.remap(\"S\", [k])\n            y[vk, 0] = T.float32(0)\n"
+        '    for k in range(4):\n        with T.block("zero"):\n'
+        '            vk = T.axis.remap("S", [k])\n            y[vk, 0] = T.float32(0)\n'
         "    for i, j in T.grid(10, 9):",
     )
     sch = tilelang.Schedule(tilelang.parse(text))

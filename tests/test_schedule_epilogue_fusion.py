@@ -87,8 +87,9 @@ def test_second_reader_is_refused():
 
 def test_transposed_epilogue_maps_its_iterators():
     # D[j, i] = C[j, i] + temp[i, j]: the epilogue's (vi, vj) are the reduction's (vj, vi)
-    sch = tilelang.Schedule(tilelang.parse(
-        MATMUL_BIAS.replace("C[vi, vj] + temp[vi, vj]", "C[vi, vj] + temp[vj, vi]")))
+    sch = tilelang.Schedule(
+        tilelang.parse(MATMUL_BIAS.replace("C[vi, vj] + temp[vi, vj]", "C[vi, vj] + temp[vj, vi]"))
+    )
     sch.fuse_reduction_epilogue("multiply", "add")
     rng = np.random.default_rng(1)
     a, b, c = (rng.integers(-50, 50, (8, 8), dtype=np.int32) for _ in range(3))
@@ -98,8 +99,10 @@ def test_transposed_epilogue_maps_its_iterators():
 
 
 def test_epilogue_iterator_not_indexing_temp_is_refused():
-    rejected(MATMUL_BIAS.replace("C[vi, vj] + temp[vi, vj]", "C[vi, vj] + temp[vi, 0]"),
-             "do not index temp directly")
+    rejected(
+        MATMUL_BIAS.replace("C[vi, vj] + temp[vi, vj]", "C[vi, vj] + temp[vi, 0]"),
+        "do not index temp directly",
+    )
 
 
 def test_block_between_using_the_output_is_refused():

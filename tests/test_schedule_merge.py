@@ -93,16 +93,18 @@ def test_error_moving_past_a_consumer():
                              'D[vi, vj] = C[vi, vj * 2] - T.float32(1)')  # fmt: skip
     text = text.replace(
         "    for i_0, j, i_1 in T.grid(4, 8, 2):",
-        "    for i_0, j, i_1 in T.grid(4, 8, 2):\n        with T.block(\"E\"):\n"
+        '    for i_0, j, i_1 in T.grid(4, 8, 2):\n        with T.block("E"):\n'
         "            vi = T.axis.spatial(8, i_0 * 2 + i_1)\n            vj = T.axis.spatial(8, j)\n"
         "            D[vi, vj] = C[vi, vj] * T.float32(0)\n"
         "    for i_0, j, i_1 in T.grid(4, 8, 2):",
         1,
     )
     # merging B's and D's nests would move B past C and E
-    sch_text = text.replace("for i, j in T.grid(8, 16):", "for i, j, k in T.grid(4, 8, 2):").replace(
+    sch_text = text.replace(
+        "for i, j in T.grid(8, 16):", "for i, j, k in T.grid(4, 8, 2):"
+    ).replace(
         'vi, vj = T.axis.remap("SS", [i, j])\n            B[vi, vj]',
-        'vi = T.axis.spatial(8, i * 2 + k)\n            vj = T.axis.spatial(16, j)\n            B[vi, vj]',
+        "vi = T.axis.spatial(8, i * 2 + k)\n            vj = T.axis.spatial(16, j)\n            B[vi, vj]",
     )
     expect_error(sch_text, lambda s: (loops(s, "B")[0], loops(s, "E")[0]), "would move past")
 
@@ -148,9 +150,14 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer
 
 def test_error_loop_not_starting_at_zero():
     text = SIMPLE.replace("START", "1").replace("    SCOPE\n", "    if True:\n")
-    text = text.replace("    if True:\n        for", "    for").replace(
-        "\n            with T.block(\"C\"):\n                vi", "\n        with T.block(\"C\"):\n            vi"
-    ).replace("                C[vi]", "            C[vi]")
+    text = (
+        text.replace("    if True:\n        for", "    for")
+        .replace(
+            '\n            with T.block("C"):\n                vi',
+            '\n        with T.block("C"):\n            vi',
+        )
+        .replace("                C[vi]", "            C[vi]")
+    )
     expect_error(text, lambda s: (loops(s, "B")[0], loops(s, "C")[0]), "starts at 1, not 0")
 
 

@@ -101,6 +101,8 @@ def test_error_buffer_only_in_declared_regions():
     text = TWO_READS.replace("            B[vi, vj] = A[vj, vi] + A[vi, vj]",
                              "            T.reads(A[vi, vj], C[0])\n            T.writes(B[vi, vj])\n"
                              "            B[vi, vj] = A[vi, vj]")  # fmt: skip
-    text = text.replace('B: T.Buffer((16, 16), "float32")):',
-                        'B: T.Buffer((16, 16), "float32"), C: T.Buffer((1,), "float32")):')
+    text = text.replace(
+        'B: T.Buffer((16, 16), "float32")):',
+        'B: T.Buffer((16, 16), "float32"), C: T.Buffer((1,), "float32")):',
+    )
     error(text, "B", ("read", 1), "never accesses C")

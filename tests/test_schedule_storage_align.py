@@ -60,14 +60,16 @@ def _shape(*dims):
 
 
 TWO_NESTS = TWO_STAGES.replace(
-    "        for j in range(12):\n            with T.block(\"C\")",
-    "    for i in range(16):\n        for j in range(12):\n            with T.block(\"C\")",
+    '        for j in range(12):\n            with T.block("C")',
+    '    for i in range(16):\n        for j in range(12):\n            with T.block("C")',
 )
 
 
 def allocations(mod):
     found = []
-    post_order_visit(mod["main"].body, lambda n: found.append(n) if isinstance(n, S.Allocate) else None)
+    post_order_visit(
+        mod["main"].body, lambda n: found.append(n) if isinstance(n, S.Allocate) else None
+    )
     return found
 
 

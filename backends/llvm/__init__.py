@@ -16,6 +16,7 @@ runtime's calling convention. Options are listed in :mod:`.options`.
 from __future__ import annotations
 
 from tilelang.backends.c.names import export_symbols
+
 from tilelang.ir.function import PrimFunc
 from tilelang.transform.extern_imports import collect_imports, link_llvm_imports, parse_llvm_import
 from tilelang.transform.verify_lowered import verify_lowered

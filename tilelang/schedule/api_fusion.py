@@ -80,7 +80,9 @@ class FusionPrimitives:
                             D[vi] = C[vi]
                         D[vi] = D[vi] + A[vi, vk]
         """
-        reduction_block, func_name, red = self._block_target(reduction_block, "fuse_reduction_epilogue")
+        reduction_block, func_name, red = self._block_target(
+            reduction_block, "fuse_reduction_epilogue"
+        )
         epilogue_block, _, epi = self._block_target(epilogue_block, "fuse_reduction_epilogue")
         func = epilogue_fusion.fuse_reduction_epilogue(self._mod[func_name], red, epi)
         args = [("reduction_block", reduction_block), ("epilogue_block", epilogue_block)]

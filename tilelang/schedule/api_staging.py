@@ -81,7 +81,9 @@ class StagingPrimitives:
                             data[v0] = data_local[v0]
         """
         block, func_name, name = self._block_target(block, "cache_inplace")
-        func, names = inplace.cache_inplace(self._mod[func_name], name, read_buffer_index, storage_scope)
+        func, names = inplace.cache_inplace(
+            self._mod[func_name], name, read_buffer_index, storage_scope
+        )
         args = [("block", block), ("read_buffer_index", read_buffer_index),
                 ("storage_scope", storage_scope)]  # fmt: skip
         return self._apply("cache_inplace", args, func_name, func, blocks=names)

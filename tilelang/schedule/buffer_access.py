@@ -68,7 +68,9 @@ def annotate_buffer_access(func, name, buffer_index, buf_type, gen_new_ranges):
     block, subject = realize.block, block_subject(realize)
     if buf_type not in ("read", "write"):
         raise schedule_error(
-            "annotate_buffer_access", subject, f'buf_type must be "read" or "write", not {buf_type!r}'
+            "annotate_buffer_access",
+            subject,
+            f'buf_type must be "read" or "write", not {buf_type!r}',
         )
     regions = block.reads if buf_type == "read" else block.writes
     if not isinstance(buffer_index, int) or not 0 <= buffer_index < len(regions):

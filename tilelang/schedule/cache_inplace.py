@@ -48,7 +48,9 @@ def _region(subject, realize, buffer):
         for r in region.region:
             extent = const_value(r.extent)
             if extent is None:
-                raise schedule_error(P, subject, f"the region of {buffer.name} has a symbolic extent")
+                raise schedule_error(
+                    P, subject, f"the region of {buffer.name} has a symbolic extent"
+                )
             mine.append((substitute(r.min, binding), extent))
         if ranges is None:
             ranges = mine
@@ -71,12 +73,16 @@ def _copy(name, ranges, src, dst):
         loops.append((loop, extent))
         values.append(loop if const_value(lo) == 0 else binary("add", lo, loop))
     indices = tuple(iv.var for iv in ivs)
-    block = S.Block(tuple(ivs), (), (), name, S.BufferStore(dst, E.BufferLoad(src, indices), indices))
+    block = S.Block(
+        tuple(ivs), (), (), name, S.BufferStore(dst, E.BufferLoad(src, indices), indices)
+    )
     reads, writes = get_block_read_write_region(block)
-    stmt = S.BlockRealize(tuple(values), E.IntImm("bool", 1),
-                          attrs.evolve(block, reads=tuple(reads), writes=tuple(writes)))  # fmt: skip
+    block = attrs.evolve(block, reads=tuple(reads), writes=tuple(writes))
+    stmt = S.BlockRealize(tuple(values), E.IntImm("bool", 1), block)
     for loop, extent in reversed(loops):
-        stmt = S.For(loop, E.IntImm(loop.dtype, 0), E.IntImm(loop.dtype, extent), S.ForKind.SERIAL, stmt)
+        stmt = S.For(
+            loop, E.IntImm(loop.dtype, 0), E.IntImm(loop.dtype, extent), S.ForKind.SERIAL, stmt
+        )
     return stmt
 
 

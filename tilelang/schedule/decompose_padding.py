@@ -88,12 +88,19 @@ def _bounds(subject, realize, cond) -> dict:
             )  # fmt: skip
         var, lo, hi = parsed
         iv = ivs[var]
-        dom_lo, dom_hi = const_value(iv.dom.min), const_value(iv.dom.min) + const_value(iv.dom.extent)
+        dom_lo, dom_hi = (
+            const_value(iv.dom.min),
+            const_value(iv.dom.min) + const_value(iv.dom.extent),
+        )
         old_lo, old_hi = bounds.get(var, (dom_lo, dom_hi))
         bounds[var] = (max(old_lo, lo if lo is not None else old_lo),
                        min(old_hi, hi if hi is not None else old_hi))  # fmt: skip
     trivial = all(
-        (lo, hi) == (const_value(ivs[v].dom.min), const_value(ivs[v].dom.min) + const_value(ivs[v].dom.extent))
+        (lo, hi)
+        == (
+            const_value(ivs[v].dom.min),
+            const_value(ivs[v].dom.min) + const_value(ivs[v].dom.extent),
+        )
         for v, (lo, hi) in bounds.items()
     )
     if trivial:
@@ -179,7 +186,11 @@ def decompose_padding(func, name, loop_var):
             new_values.append(value)
             continue
         var = E.Var(iv.var.name, iv.var.dtype)
-        new_ivs.append(attrs.evolve(iv, var=var, dom=Range(E.IntImm(var.dtype, 0), E.IntImm(var.dtype, hi - lo))))
+        new_ivs.append(
+            attrs.evolve(
+                iv, var=var, dom=Range(E.IntImm(var.dtype, 0), E.IntImm(var.dtype, hi - lo))
+            )
+        )
         vmap[iv.var] = binary("add", var, E.IntImm(var.dtype, lo)) if lo else var
         lp = in_path.get(value) if isinstance(value, E.Var) else None
         if (

@@ -76,13 +76,19 @@ def _epilogue(subject, realize, temp):
         )  # fmt: skip
     for load, bias in ((value.a, value.b), (value.b, value.a)):
         if isinstance(load, E.BufferLoad) and load.buffer is temp:
-            reads = []
-            post_order_visit(bias, lambda n: reads.append(n) if isinstance(n, E.BufferLoad) else None)
-            if not any(r.buffer is temp for r in reads):
+            if not _loads(bias, temp):
                 return store, load, bias
     raise schedule_error(
         P, subject, f"the epilogue must add a bias to one load of {temp.name}", realize
     )
+
+
+def _loads(expr, buffer) -> bool:
+    found = []
+    post_order_visit(
+        expr, lambda n: found.append(isinstance(n, E.BufferLoad) and n.buffer is buffer)
+    )
+    return any(found)
 
 
 def fuse_reduction_epilogue(func, reduction_name, epilogue_name):
@@ -97,7 +103,9 @@ def fuse_reduction_epilogue(func, reduction_name, epilogue_name):
     readers = [r for r in siblings(tree, red) if temp in buffers_of(r)[0]]
     if readers != [epi]:
         names = [r.block.name_hint for r in readers]
-        raise schedule_error(P, subject, f"{temp.name} must be read by the epilogue only, not {names}")
+        raise schedule_error(
+            P, subject, f"{temp.name} must be read by the epilogue only, not {names}"
+        )
     # the epilogue's iterators, as the reduction's spatial iterators
     vmap = {}
     for mine, theirs in zip(load.indices, store.indices):
@@ -114,7 +122,9 @@ def fuse_reduction_epilogue(func, reduction_name, epilogue_name):
     for mine, theirs in zip(load.indices, store.indices):
         if not _same(substitute(mine, vmap), theirs):
             raise schedule_error(
-                P, subject, f"the epilogue reads {temp.name} at other indices than the reduction writes"
+                P,
+                subject,
+                f"the epilogue reads {temp.name} at other indices than the reduction writes",
             )
     reduce_vars = [iv.var for iv in red.block.iter_vars if iv.iter_type != S.IterVar.DataPar]
     target_indices = tuple(substitute(x, vmap) for x in out.indices)

@@ -26,10 +26,10 @@ import attrs
 from tilelang.arith import Analyzer, ConstBound, const_value
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir import structural_equal
 from tilelang.ir.analysis import get_block_read_write_region, uses_any_var
 from tilelang.ir.buffer import BufferRegion, Range, decl_buffer
 from tilelang.ir.functor import StmtExprMutator, post_order_visit
-from tilelang.ir import structural_equal
 from tilelang.schedule.common import block_subject, find_block, fresh_name
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree, rewrite
@@ -147,9 +147,7 @@ def _offset(var, lo):
 
 
 def _swap_regions(regions, old, new, used) -> tuple:
-    region = tuple(
-        Range(_offset(iv.var, iv.dom.min), E.IntImm(iv.var.dtype, 1)) for iv in used
-    )
+    region = tuple(Range(_offset(iv.var, iv.dom.min), E.IntImm(iv.var.dtype, 1)) for iv in used)
     return tuple(BufferRegion(new, region) if r.buffer is old else r for r in regions)
 
 

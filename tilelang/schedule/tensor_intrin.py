@@ -50,7 +50,7 @@ def _root_block(func: PrimFunc, role: str, name: str) -> S.Block:
     if not isinstance(body, S.BlockRealize):
         raise ScheduleError(
             f"TensorIntrin({name!r}): the {role}'s body must be one root block "
-            "(with T.block(\"root\"): T.reads(...) T.writes(...) ...)"
+            '(with T.block("root"): T.reads(...) T.writes(...) ...)'
         )
     return body.block
 

@@ -31,7 +31,6 @@ import attrs
 
 from tilelang.arith import Analyzer, ConstBound, linear_form
 from tilelang.ir import expr as E
-from tilelang.ir import stmt as S
 from tilelang.ir.buffer import BufferRegion, MatchBufferRegion, Range, dense_strides
 from tilelang.ir.convert import binary, const_int_value
 from tilelang.ir.functor import StmtExprMutator

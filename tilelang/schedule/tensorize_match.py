@@ -68,7 +68,9 @@ class Matcher:
                 _fail(f"description buffer {rhs.name} stands for {known.name}, not {lhs.name}")
             return
         if lhs.dtype != rhs.dtype:
-            _fail(f"buffer {lhs.name} has dtype {lhs.dtype}, description {rhs.name} has {rhs.dtype}")
+            _fail(
+                f"buffer {lhs.name} has dtype {lhs.dtype}, description {rhs.name} has {rhs.dtype}"
+            )
         if lhs.scope != rhs.scope:
             _fail(
                 f"buffer {lhs.name} is in scope {lhs.scope!r}, description {rhs.name} "
@@ -152,7 +154,9 @@ class Matcher:
     def expr_equal(self, lhs, rhs) -> bool:
         if type(lhs) is not type(rhs):
             if isinstance(lhs, E.PrimExpr) and isinstance(rhs, E.PrimExpr):
-                return lhs.dtype.is_integer() and rhs.dtype.is_integer() and self.equal_int(lhs, rhs)
+                return (
+                    lhs.dtype.is_integer() and rhs.dtype.is_integer() and self.equal_int(lhs, rhs)
+                )
             return False
         if isinstance(lhs, E.Var):
             return self.var_map.get(rhs, rhs) is lhs

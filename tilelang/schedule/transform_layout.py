@@ -88,7 +88,9 @@ def _check_one_to_one(subject, buffer, variables, outputs, shape) -> bool:
     raises when it sends two indices to one place."""
     extents = [const_value(x) for x in buffer.shape]
     if None in extents:
-        raise schedule_error(P, subject, f"{buffer.name} has a symbolic shape; cannot check the map")
+        raise schedule_error(
+            P, subject, f"{buffer.name} has a symbolic shape; cannot check the map"
+        )
     count = int(np.prod(extents, dtype=np.int64))
     if count > MAX_CHECKED:
         raise schedule_error(P, subject, f"{buffer.name} is too large ({count}) to check the map")
@@ -164,10 +166,9 @@ def transform_layout(func, name, buffer_index, index_map, pad_value=None):
         raise schedule_error(
             P, subject, f"{buffer.name} is a function parameter: its padding cannot be filled"
         )
-    new = attrs.evolve(
-        buffer, shape=tuple(E.IntImm(buffer.shape[0].dtype if buffer.shape else "int32", n) for n in shape),
-        strides=(), elem_offset=buffer.elem_offset,
-    )  # fmt: skip
+    dtype = buffer.shape[0].dtype if buffer.shape else "int32"
+    new_shape = tuple(E.IntImm(dtype, n) for n in shape)
+    new = attrs.evolve(buffer, shape=new_shape, strides=(), elem_offset=buffer.elem_offset)
     relayout = _Relayout(buffer, new, variables, outputs)
     body = relayout.visit(func.body)
     buffer_map = {p: (new if b is buffer else b) for p, b in func.buffer_map.items()}

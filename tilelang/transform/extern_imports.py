@@ -78,7 +78,9 @@ def block_import_attrs(block: S.Block, body: S.Stmt) -> S.Stmt:
     block is lowered away)."""
     for key in IMPORT_KEYS:
         if key in block.annotations:
-            body = S.AttrStmt(E.IntImm("int32", 0), key, E.StringImm(_text(block.annotations[key], key)), body)
+            body = S.AttrStmt(
+                E.IntImm("int32", 0), key, E.StringImm(_text(block.annotations[key], key)), body
+            )
     return body
 
 
