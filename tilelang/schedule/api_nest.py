@@ -12,7 +12,8 @@ from tilelang.schedule.state import LoopRV
 
 
 class NestPrimitives:
-    """merge, loop_partition, add_unit_loop, enter_postproc (a mixin of :class:`~tilelang.schedule.Schedule`)."""
+    """merge, loop_partition, add_unit_loop, enter_postproc (a mixin of
+    :class:`~tilelang.schedule.Schedule`)."""
 
     def merge(self, *loops) -> LoopRV:
         """Merges loop nests of the same shape that sit side by side in one scope into
