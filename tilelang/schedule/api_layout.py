@@ -12,7 +12,8 @@ from tilelang.schedule.state import BlockRV
 
 
 class LayoutPrimitives:
-    """reindex, storage_align, annotate_buffer_access, transform_layout (a mixin of :class:`~tilelang.schedule.Schedule`)."""
+    """reindex, storage_align, annotate_buffer_access, transform_layout (a mixin of
+    :class:`~tilelang.schedule.Schedule`)."""
 
     def reindex(self, block, buffer) -> BlockRV:
         """Stages a buffer the block reads or writes through a new buffer indexed by the
