@@ -163,6 +163,7 @@ def test_mismatched_index_names_the_access():
 def test_unknown_intrinsic():
     sch, (i, k) = dot_schedule()
     assert_mismatch(sch, k, "no_such_intrin", "not registered")
+    assert_mismatch(sch, k, 42, "expects the name of a registered tensor intrinsic")
 
 
 def test_mismatched_scope_names_both_scopes():

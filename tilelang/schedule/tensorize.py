@@ -50,6 +50,10 @@ def tensorize(func, target, intrin: TensorIntrin | str, preserve_unit_iters=True
             intrin = TensorIntrin.get(intrin)
         except ValueError as error:
             raise schedule_error("tensorize", repr(intrin), str(error)) from None
+    if not isinstance(intrin, TensorIntrin):
+        raise schedule_error(
+            "tensorize", repr(intrin), "expects the name of a registered tensor intrinsic"
+        )
     if isinstance(target, E.Var):
         func, target = blockize_mod.blockize(func, target, preserve_unit_iters)
     realize = find_block(Tree(func), target, "tensorize")
