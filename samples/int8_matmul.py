@@ -53,7 +53,7 @@ def tensorized(m: int, n: int, k: int, mr: int = 4, nb: int = 4, kt: int | None 
     i0, i1 = sch.split(i, [None, mr])
     j0, j1 = sch.split(j, [None, 16 * nb])
     r0, r1 = sch.split(r, [None, kt])
-    sch.reorder(j0, i0, r0, i1, j1, r1)
+    sch.reorder(r0, j0, i0, i1, j1, r1)  # a k-slab of A stays in L2 across the j0 tiles
     sch.decompose_reduction("matmul", r0)  # the kernel accumulates; zeroing stays apart
     sch.tensorize(i1, intrin)
     return sch
