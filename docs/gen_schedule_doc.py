@@ -51,6 +51,7 @@ NOT_PRIMITIVES = frozenset(
         "get_sref",
         "work_on",
         "enter_postproc",
+        "can_decompose_padding",
     }
 )
 

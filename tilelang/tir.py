@@ -7,8 +7,9 @@ Programs written against TVM (``sch = tvm.tir.Schedule(mod)``) run with
 from tilelang.schedule import (
     BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, Schedule, ScheduleState, StmtSRef, Trace,
 )
+from tilelang.schedule.tensor_intrin import TensorIntrin
 
 __all__ = [
     "Schedule", "Trace", "BlockRV", "LoopRV", "ExprRV", "Instruction", "InstructionKind",
-    "ScheduleState", "StmtSRef",
+    "ScheduleState", "StmtSRef", "TensorIntrin",
 ]

@@ -32,6 +32,7 @@ from tilelang.runtime.compiler import (
     run_compiler,
 )
 from tilelang.runtime.ctypes_call import make_caller
+from tilelang.transform.extern_imports import collect_imports, llvm_ir_objects
 
 
 class CModule:
@@ -115,7 +116,10 @@ def build(lowered_mod, target, *, extern_sources=(), extern_headers=(), libs=())
         symbols += [ERROR_SYMBOL, ERROR_VALUES_SYMBOL]
     with tempfile.TemporaryDirectory(prefix="tilelang-c-") as work:
         work = Path(work)
-        extern_paths, extern_contents = extern_inputs(extern_sources, work)
+        imports = collect_imports(lowered_mod)
+        extern_paths, extern_contents = extern_inputs([*extern_sources, *imports.c_sources], work)
+        extern_paths += llvm_ir_objects(imports.llvm_modules, work)
+        extern_contents += [text.encode() for text in imports.llvm_modules]
         link = [*_lib_flags(libs), "-lm"]
         main = work / "module.c"
         main.write_text(source.text)

@@ -18,7 +18,9 @@ runtime's calling convention. Options are listed in :mod:`.options`.
 from __future__ import annotations
 
 from tilelang.backends.c.names import export_symbols
+
 from tilelang.ir.function import PrimFunc
+from tilelang.transform.extern_imports import collect_imports, link_llvm_imports, parse_llvm_import
 from tilelang.transform.verify_lowered import verify_lowered
 
 from .alias_versioning import add_versioned_function
@@ -49,15 +51,17 @@ def build(lowered_mod, target=None, *, extern_sources=(), libs=()) -> LLVMModule
     into a library, and ``libs`` libraries (``"m"``, ``"-lfoo"`` or a path), holding
     the functions ``T.call_extern`` calls.
     """
-    libs = load_externs(extern_sources, libs)
+    imports = collect_imports(lowered_mod)
+    libs = load_externs([*extern_sources, *imports.c_sources], libs)
     options = options_from_target(target)
     codegen, funcs = generate_ir(lowered_mod, options)
+    ir_text = link_llvm_imports(str(codegen.module), imports.llvm_modules)
     externs = [
         fn.name
-        for fn in codegen.module.functions
+        for fn in parse_llvm_import(ir_text).functions
         if fn.is_declaration and not fn.name.startswith("llvm.")
     ]
-    return LLVMModule(str(codegen.module), options, funcs, externs, codegen.uses_openmp, libs)
+    return LLVMModule(ir_text, options, funcs, externs, codegen.uses_openmp, libs)
 
 
 __all__ = ["build", "generate_ir", "load_library", "LLVMModule", "LLVMOptions", "AssertionFailure"]

@@ -15,6 +15,8 @@ argument an input, so it traces and replays like the others.
 
 from __future__ import annotations
 
+import json
+
 from tilelang.errors import ArgumentError
 from tilelang.ir import expr as E
 
@@ -212,7 +214,7 @@ def format_value(value, names) -> str:
         items = (f"{format_value(k, names)}: {format_value(v, names)}" for k, v in value.items())
         return "{" + ", ".join(items) + "}"
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return json.dumps(value)  # one line: quotes, backslashes and newlines escaped
     return repr(value)
 
 

@@ -19,13 +19,20 @@ from tilelang.ir import expr as E
 from tilelang.ir.function import IRModule, PrimFunc
 from tilelang.schedule import navigation
 from tilelang.schedule.api_annotation import AnnotationPrimitives
+from tilelang.schedule.api_block import BlockPrimitives
 from tilelang.schedule.api_cache import CachePrimitives
+from tilelang.schedule.api_fusion import FusionPrimitives
+from tilelang.schedule.api_layout import LayoutPrimitives
 from tilelang.schedule.api_loops import LoopPrimitives
+from tilelang.schedule.api_nest import NestPrimitives
+from tilelang.schedule.api_padding import PaddingPrimitives
 from tilelang.schedule.api_placement import PlacementPrimitives
 from tilelang.schedule.api_reduction import ReductionPrimitives
 from tilelang.schedule.api_reindex import ReindexPrimitives
 from tilelang.schedule.api_sampling import SamplingPrimitives
+from tilelang.schedule.api_staging import StagingPrimitives
 from tilelang.schedule.api_state import StatePrimitives
+from tilelang.schedule.api_tensorize import TensorizePrimitives
 from tilelang.schedule.errors import (
     check_bounds_after,
     schedule_error,
@@ -47,6 +54,13 @@ class Schedule(
     SamplingPrimitives,
     StatePrimitives,
     ReindexPrimitives,
+    TensorizePrimitives,
+    LayoutPrimitives,
+    BlockPrimitives,
+    NestPrimitives,
+    PaddingPrimitives,
+    FusionPrimitives,
+    StagingPrimitives,
 ):
     """TensorIR schedule over ``mod`` (an IRModule, or a PrimFunc kept as ``"main"``).
 

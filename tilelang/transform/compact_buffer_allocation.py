@@ -32,6 +32,7 @@ from tilelang.ir.buffer import BufferRegion, Range
 from tilelang.ir.convert import binary, const_int_value
 from tilelang.ir.functor import StmtExprMutator, StmtExprVisitor
 from tilelang.transform.pass_infra import prim_func_pass
+from tilelang.transform.storage_align import aligned_strides, alignments
 
 _OPAQUE = object()
 
@@ -148,11 +149,16 @@ class _Compact(StmtExprMutator):
     def visit_block(self, op: S.Block):
         if op.alloc_buffers:
             bounds = self._bounds(op)
+            aligned = alignments(op.body)  # storage_align's padded strides
             for buffer in op.alloc_buffers:
                 compact = _compact_shape(buffer, bounds.get(buffer))
                 if compact is not None:
                     shape, offsets = compact
                     self.remap[buffer] = (attrs.evolve(buffer, shape=shape), offsets)
+                if buffer in aligned and not buffer.strides:
+                    new, offsets = self.remap.get(buffer, (buffer, (None,) * len(buffer.shape)))
+                    strides = aligned_strides(new.shape, aligned[buffer])
+                    self.remap[buffer] = (attrs.evolve(new, strides=strides), offsets)
         return self.generic_visit(op)
 
     def visit_buffer_def(self, buffer):

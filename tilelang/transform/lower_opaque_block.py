@@ -16,6 +16,7 @@ from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.functor import StmtExprMutator
+from tilelang.transform.extern_imports import block_import_attrs
 from tilelang.transform.pass_infra import prim_func_pass
 
 
@@ -47,7 +48,8 @@ class _LowerOpaque(StmtExprMutator):
             body = allocate_buffer(buffer, body)
         if not (isinstance(op.predicate, E.IntImm) and op.predicate.value):
             body = S.IfThenElse(op.predicate, body)
-        return body
+        # extern code a block asks for (a tensorized micro-kernel) outlives the block
+        return block_import_attrs(block, body)
 
 
 def LowerOpaqueBlock():  # noqa: N802 - TVM's pass name

@@ -1,0 +1,16 @@
+"""A library of registered tensor intrinsics for ``Schedule.tensorize``.
+
+- :mod:`.reference`: portable intrinsics whose micro-kernels are plain C
+  (``pragma_import_c``), runnable on every CPU: ``DOT16_F32_INTRIN``.
+- :mod:`.x86`: AVX-512 micro-kernels written in LLVM IR with the x86 intrinsics
+  (``pragma_import_llvm``): VNNI int8 (``vpdpbusd``), fp32 FMA outer products.
+  Each generator checks that the CPU has the feature it needs (:mod:`.cpu`) and
+  raises a clear error otherwise.
+
+Importing a module registers its fixed intrinsics; the generators register a
+shape on first use and return its name.
+"""
+
+from tilelang.intrinsics.common import with_imports
+
+__all__ = ["with_imports"]

@@ -1,0 +1,150 @@
+"""AVX-512 tensor intrinsics: register-blocked micro-kernels in LLVM IR
+(:mod:`.x86_kernels`), registered for ``Schedule.tensorize`` on first use.
+
+``vnni_gemm(mr, nb, kt)`` (needs ``avx512_vnni``) describes::
+
+    C[i, j] += int32(A[i, k]) * int32(B[j // 16, k // 4, j % 16, k % 4])
+
+over ``i < mr``, ``j < 16 * nb``, ``k < kt`` with A ``uint8``, B ``int8`` in the VNNI
+panel layout ``[N / 16][K / 4][16][4]`` and C ``int32``. ``vpdpbusd`` multiplies
+unsigned bytes by signed bytes, so the description fixes A as ``uint8`` and B as
+``int8``: a signed A (or an unsigned B) does not match, and tensorize says so.
+
+``fma_gemm(mr, nb, kt)`` (needs ``avx512f``) describes the fp32 outer-product tile
+``C[i, j] += A[i, k] * B[k, j]`` over ``i < mr``, ``j < 16 * nb``, ``k < kt``.
+
+Each generator checks the CPU first (the host's features, or ``features`` when
+given) and raises :class:`MissingCPUFeature` naming what is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from tilelang.errors import BuildError
+from tilelang.intrinsics.common import register_text
+from tilelang.intrinsics.x86_kernels import fma_gemm_ir, vnni_gemm_ir
+
+
+class MissingCPUFeature(BuildError):
+    """An intrinsic needs an instruction-set extension the CPU does not have."""
+
+
+@functools.cache
+def host_features() -> frozenset[str]:
+    """The host CPU's features as LLVM names them (``avx512vnni``, ``avx512f``, ...)."""
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    features = llvm.get_host_cpu_features()
+    return frozenset(name for name, on in features.items() if on)
+
+
+def require(needed, intrinsic: str, features=None) -> None:
+    """Raises MissingCPUFeature unless every feature in ``needed`` is available."""
+    have = host_features() if features is None else frozenset(features)
+    missing = [f for f in needed if f not in have]
+    if missing:
+        import llvmlite.binding as llvm
+
+        cpu = llvm.get_host_cpu_name() if features is None else "the target CPU"
+        raise MissingCPUFeature(
+            f"tensor intrinsic {intrinsic} needs the CPU feature(s) {', '.join(missing)}, "
+            f"which {cpu} does not have; use an untensorized schedule on this CPU"
+        )
+
+
+VNNI_FEATURES = ("avx512f", "avx512bw", "avx512vnni")
+FMA_FEATURES = ("avx512f", "fma")
+
+_VNNI_DESC = """
+@T.prim_func
+def vnni_desc(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, ({mr}, {kt}), "uint8", offset_factor=1)
+    B = T.match_buffer(b, ({nb}, {kt4}, 16, 4), "int8", offset_factor=1)
+    C = T.match_buffer(c, ({mr}, {n}), "int32", offset_factor=1)
+    with T.block("root"):
+        T.reads(C[0:{mr}, 0:{n}], A[0:{mr}, 0:{kt}], B[0:{nb}, 0:{kt4}, 0:16, 0:4])
+        T.writes(C[0:{mr}, 0:{n}])
+        for i, j, k in T.grid({mr}, {n}, {kt}):
+            with T.block("update"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                T.reads(C[vi, vj], A[vi, vk], B[vj // 16, vk // 4, vj % 16, vk % 4])
+                T.writes(C[vi, vj])
+                C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj // 16, vk // 4, vj % 16, vk % 4])
+"""
+
+_VNNI_IMPL = """
+@T.prim_func
+def vnni_impl(a: T.handle, b: T.handle, c: T.handle):
+    lda = T.int32()
+    ldb = T.int32()
+    ldc = T.int32()
+    A = T.match_buffer(a, ({mr}, {kt}), "uint8", strides=[lda, 1], offset_factor=1)
+    B = T.match_buffer(b, ({nb}, {kt4}, 16, 4), "int8", strides=[ldb, 64, 4, 1], offset_factor=1)
+    C = T.match_buffer(c, ({mr}, {n}), "int32", strides=[ldc, 1], offset_factor=1)
+    with T.block("root"):
+        T.reads(C[0:{mr}, 0:{n}], A[0:{mr}, 0:{kt}], B[0:{nb}, 0:{kt4}, 0:16, 0:4])
+        T.writes(C[0:{mr}, 0:{n}])
+        T.evaluate(T.call_extern("int32", "{symbol}", C.access_ptr("rw"), A.access_ptr("r"), B.access_ptr("r"), ldc, lda, ldb))
+"""
+
+_FMA_DESC = """
+@T.prim_func
+def fma_desc(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, ({mr}, {kt}), "float32", offset_factor=1)
+    B = T.match_buffer(b, ({kt}, {n}), "float32", offset_factor=1)
+    C = T.match_buffer(c, ({mr}, {n}), "float32", offset_factor=1)
+    with T.block("root"):
+        T.reads(C[0:{mr}, 0:{n}], A[0:{mr}, 0:{kt}], B[0:{kt}, 0:{n}])
+        T.writes(C[0:{mr}, 0:{n}])
+        for i, j, k in T.grid({mr}, {n}, {kt}):
+            with T.block("update"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                T.reads(C[vi, vj], A[vi, vk], B[vk, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+_FMA_IMPL = """
+@T.prim_func
+def fma_impl(a: T.handle, b: T.handle, c: T.handle):
+    lda = T.int32()
+    ldb = T.int32()
+    ldc = T.int32()
+    A = T.match_buffer(a, ({mr}, {kt}), "float32", strides=[lda, 1], offset_factor=1)
+    B = T.match_buffer(b, ({kt}, {n}), "float32", strides=[ldb, 1], offset_factor=1)
+    C = T.match_buffer(c, ({mr}, {n}), "float32", strides=[ldc, 1], offset_factor=1)
+    with T.block("root"):
+        T.reads(C[0:{mr}, 0:{n}], A[0:{mr}, 0:{kt}], B[0:{kt}, 0:{n}])
+        T.writes(C[0:{mr}, 0:{n}])
+        T.evaluate(T.call_extern("int32", "{symbol}", C.access_ptr("rw"), A.access_ptr("r"), B.access_ptr("r"), ldc, lda, ldb))
+"""
+
+
+def vnni_gemm(mr: int = 4, nb: int = 4, kt: int = 64, features=None) -> str:
+    """The name of the registered VNNI int8 tile intrinsic ``mr x 16*nb x kt``
+    (registered on first use); MissingCPUFeature without AVX-512 VNNI."""
+    name = f"x86.avx512_vnni.gemm_u8s8s32_{mr}x{16 * nb}x{kt}"
+    require(VNNI_FEATURES, name, features)
+    if kt % 4:
+        raise ValueError(f"{name}: the reduction tile must be a multiple of 4")
+    symbol = f"tl_vnni_gemm_{mr}x{16 * nb}x{kt}"
+    fields = dict(mr=mr, nb=nb, n=16 * nb, kt=kt, kt4=kt // 4, symbol=symbol)
+    return register_text(
+        name, _VNNI_DESC.format(**fields), _VNNI_IMPL.format(**fields),
+        llvm_ir=vnni_gemm_ir(symbol, mr, nb, kt),
+    )  # fmt: skip
+
+
+def fma_gemm(mr: int = 4, nb: int = 2, kt: int = 64, features=None) -> str:
+    """The name of the registered AVX-512 fp32 FMA tile intrinsic ``mr x 16*nb x kt``
+    (registered on first use); MissingCPUFeature without AVX-512F."""
+    name = f"x86.avx512f.gemm_f32_{mr}x{16 * nb}x{kt}"
+    require(FMA_FEATURES, name, features)
+    symbol = f"tl_fma_gemm_{mr}x{16 * nb}x{kt}"
+    fields = dict(mr=mr, n=16 * nb, kt=kt, symbol=symbol)
+    return register_text(
+        name, _FMA_DESC.format(**fields), _FMA_IMPL.format(**fields),
+        llvm_ir=fma_gemm_ir(symbol, mr, nb, kt),
+    )  # fmt: skip
