@@ -51,7 +51,8 @@ from tilelang.ir.expr import (
     TIRTypeError,
     Var,
 )  # fmt: skip
-from tilelang.ir.function import BaseFunc, IRModule, PrimFunc
+from tilelang.ir.function import BaseFunc, PrimFunc
+from tilelang.ir.module import IRModule
 from tilelang.ir.functor import (
     ExprFunctor,
     ExprMutator,

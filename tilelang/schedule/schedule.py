@@ -72,9 +72,9 @@ class Schedule(
         """The current IRModule."""
         return self._mod
 
-    def show(self) -> None:
-        """Prints the current module as TVMScript."""
-        print(self._mod.script())
+    def show(self, style: str | None = None, black_format: bool = False) -> None:
+        """Prints the current module as TVMScript (highlighted like ``IRModule.show``)."""
+        self._mod.show(style=style, black_format=black_format)
 
     def copy(self) -> Schedule:
         """An independent schedule with the same module, trace, handles and random state."""
