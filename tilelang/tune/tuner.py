@@ -41,7 +41,8 @@ MAX_DRAWS_PER_CANDIDATE = 40
 def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int = 0,
              work_dir=None, executor=None, num_trials_per_iter: int = 16,
              number: int = 1, repeat: int = 5, min_repeat_ms: float = 10.0,
-             progress: bool = True, plot=None, stream=None) -> JSONDatabase:  # fmt: skip
+             progress: bool = True, plot=None, stream=None,
+             task_name: str | None = None) -> JSONDatabase:  # fmt: skip
     """Tune ``mod`` (one prim_func) for ``target``; returns the database.
 
     ``space`` is ``space(sch) -> sch`` drawing its choices with the sampling
@@ -49,7 +50,8 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     measured in all, counting the records ``work_dir``'s database already holds for
     this workload and target (a second call with the same workload measures nothing).
     ``executor`` is any ``concurrent.futures.Executor`` for the builds (default: a
-    local process pool). ``plot`` names a PNG of the best-so-far curve. Example::
+    local process pool). ``plot`` names a PNG of the best-so-far curve; ``task_name``
+    labels the summary (default: the function's name). Example::
 
         db = tune_tir(mod, "llvm", space="auto", max_trials=64, work_dir="logs")
         best = compile_tir(db, mod, "llvm")
@@ -80,7 +82,8 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     bar.update(search.trials, search.best_sec())
     bar.close()
     if progress:
-        print(summary_table(func_name, flop, search.best_sec(), search.trials), file=bar.stream)
+        table = summary_table(task_name or func_name, flop, search.best_sec(), search.trials)
+        print(table, file=bar.stream)
     if plot is not None:
         save_plot(plot, search.latencies(), flop)
     return database
