@@ -19,6 +19,17 @@ def _dict(mapping) -> dict:
     return dict(mapping or {})
 
 
+def attr_items(key, value) -> dict:
+    """``with_attr``'s arguments as a dict: ``(key, value)`` or ``({key: value, ...},)``."""
+    if isinstance(key, dict):
+        if value is not None:
+            raise TypeError("with_attr takes a dict of attributes or a key and a value")
+        return dict(key)
+    if not isinstance(key, str):
+        raise TypeError(f"an attribute key is a string, not {type(key).__name__}")
+    return {key: value}
+
+
 @attrs.frozen(eq=False, repr=False)
 class PrimFunc(BaseFunc):
     """A tensor function.
@@ -35,8 +46,10 @@ class PrimFunc(BaseFunc):
     attrs: dict = plain(factory=dict, converter=_dict)
     span: object = span_field()
 
-    def with_attr(self, key: str, value) -> PrimFunc:
-        return attrs.evolve(self, attrs={**self.attrs, key: value})
+    def with_attr(self, key, value=None) -> PrimFunc:
+        """A copy with attribute ``key`` set to ``value``; as in TVM, ``key`` may be a
+        dict of several attributes (``f.with_attr({"global_symbol": "mm_relu"})``)."""
+        return attrs.evolve(self, attrs={**self.attrs, **attr_items(key, value)})
 
     def with_body(self, body: Stmt) -> PrimFunc:
         return self if body is self.body else attrs.evolve(self, body=body)

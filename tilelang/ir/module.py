@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import attrs
 
-from tilelang.ir.function import BaseFunc
+from tilelang.ir.function import BaseFunc, attr_items
 from tilelang.ir.node import Node, child, plain, span_field
 
 
@@ -144,9 +144,10 @@ class IRModule(Node):
     def get_attr(self, key: str, default=None):
         return self.attrs.get(key, default)
 
-    def with_attr(self, key: str, value) -> IRModule:
-        """A new module with the module attribute ``key`` set to ``value``."""
-        return attrs.evolve(self, attrs={**self.attrs, key: value})
+    def with_attr(self, key, value=None) -> IRModule:
+        """A new module with the module attribute ``key`` set to ``value`` (or with every
+        attribute of the dict ``key``)."""
+        return attrs.evolve(self, attrs={**self.attrs, **attr_items(key, value)})
 
     def without_attr(self, key: str) -> IRModule:
         return attrs.evolve(self, attrs={k: v for k, v in self.attrs.items() if k != key})
