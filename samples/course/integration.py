@@ -142,7 +142,7 @@ MyModule = from_fx(
     call_module_map={},
 )
 # the weight is bound as a constant: print the tensor functions, not 16384 numbers
-MyModule["matmul"].show()
+MyModule["te_matmul"].show()
 
 
 # --- the course's MLP
