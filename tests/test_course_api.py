@@ -226,7 +226,7 @@ def test_cuda_build_imports_the_device_module_with_its_source():
 
 # ------------------------------------------- the course's decorated graph functions
 
-COURSE_MODULE = '''
+COURSE_MODULE = """
 @I.ir_module
 class MyModule:
     @T.prim_func
@@ -243,7 +243,7 @@ class MyModule:
             lv0 = R.call_tir(cls.relu0, (x,), R.Tensor((1, 4), dtype="float32"))
             R.output(lv0)
         return lv0
-'''
+"""
 
 
 def test_course_relax_module_as_text_builds_and_runs():
@@ -262,9 +262,7 @@ def test_course_relax_module_as_decorated_python(tmp_path):
     from tilelang.script import relax as R  # noqa: F401
 
     path = tmp_path / "course_module.py"
-    path.write_text(
-        "from tilelang.script import ir as I, relax as R, tir as T\n" + COURSE_MODULE
-    )
+    path.write_text("from tilelang.script import ir as I, relax as R, tir as T\n" + COURSE_MODULE)
     namespace: dict = {}
     exec(compile(path.read_text(), str(path), "exec"), namespace)  # a real file: source
     mod = namespace["MyModule"]

@@ -9,6 +9,9 @@ The budgets are tiny so that the sample runs in seconds; the course uses 64 tria
     python samples/course/auto_tuning.py [--trials N]
 """
 
+# The course's own spelling is kept on purpose (%-formatting, super(Class, self)).
+# ruff: noqa: UP008, UP031, E501
+
 import sys
 import tempfile
 

@@ -11,6 +11,9 @@ sample stops after the CPU checks.
     python samples/course/gpu.py
 """
 
+# The course's own spelling is kept on purpose (%-formatting, super(Class, self)).
+# ruff: noqa: UP008, UP031, E501
+
 import shutil
 
 import numpy as np

@@ -12,6 +12,9 @@ tuned with MetaSchedule's spelling and swapped into the module with
     python samples/course/integration.py
 """
 
+# The course's own spelling is kept on purpose (%-formatting, super(Class, self)).
+# ruff: noqa: UP008, UP031, E501
+
 import tempfile
 
 import numpy as np

@@ -9,6 +9,9 @@ expressions.
     python samples/course/tensor_program.py
 """
 
+# The course's own spelling is kept on purpose (%-formatting, super(Class, self)).
+# ruff: noqa: UP008, UP031, E501
+
 import numpy as np
 
 import tilelang as tvm

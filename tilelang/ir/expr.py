@@ -8,8 +8,9 @@ Equality of expressions
 -----------------------
 ``a == b`` does **not** compare: like TVM it builds the expression ``EQ(a, b)``, and
 ``!=`` builds ``NE`` (two integer constants are the exception: they fold to a Python
-bool, as TVM folds them, so ``assert A.shape[1] == B.shape[0]`` works). Asking such an expression for its truth value (``if a == b:``)
-raises ``TypeError``, so a comparison can never be made by accident. Compare with
+bool, as TVM folds them, so ``assert A.shape[1] == B.shape[0]`` works). Asking such
+an expression for its truth value (``if a == b:``) raises ``TypeError``, so a
+comparison can never be made by accident. Compare with
 ``a is b`` (or ``a.same_as(b)``) for identity and with
 :func:`tilelang.ir.structural_equal` for structure. Expressions hash by identity, so
 variables work as dictionary keys.

@@ -103,7 +103,7 @@ def format_code(text: str) -> str:
         try:
             return black.format_str(text, mode=black.FileMode())
         except Exception as exc:  # black's own parse errors: keep the printer's text
-            warnings.warn(f"black could not format the script ({exc}); printed as is")
+            warnings.warn(f"black could not format the script ({exc}); printed as is", stacklevel=3)
             return text
     if shutil.which("ruff") is not None:
         done = subprocess.run(
@@ -112,7 +112,9 @@ def format_code(text: str) -> str:
         )  # fmt: skip
         if done.returncode == 0:
             return done.stdout
-    warnings.warn("black_format=True needs `black` or `ruff` installed; printed as is")
+    warnings.warn(
+        "black_format=True needs `black` or `ruff` installed; printed as is", stacklevel=3
+    )
     return text
 
 

@@ -85,8 +85,7 @@ class IRModule(Node):
         """Add or replace the function ``key`` (a name or a GlobalVar), in place."""
         if not isinstance(func, BaseFunc):
             raise TypeError(
-                f"an IRModule holds functions (PrimFunc, relax Function), "
-                f"not {type(func).__name__}"
+                f"an IRModule holds functions (PrimFunc, relax Function), not {type(func).__name__}"
             )
         table = {**self.functions, FunctionName(_name_of(key)): func}
         object.__setattr__(self, "functions", table)

@@ -38,9 +38,10 @@ def _task_module(func: PrimFunc) -> IRModule:
 
 
 def _static(func: PrimFunc) -> bool:
-    return all(
-        all(isinstance(d, (int, IntImm)) for d in buf.shape) for buf in func.buffers
-    ) and not func.scalar_params()
+    return (
+        all(all(isinstance(d, (int, IntImm)) for d in buf.shape) for buf in func.buffers)
+        and not func.scalar_params()
+    )
 
 
 def _bind(mod: IRModule, params) -> IRModule:

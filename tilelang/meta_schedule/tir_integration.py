@@ -48,8 +48,7 @@ def executor_for(num_tuning_cores):
         return None
     if isinstance(num_tuning_cores, bool) or not isinstance(num_tuning_cores, int):
         raise ArgumentError(
-            f"num_tuning_cores is 'physical', 'logical' or a positive int, "
-            f"not {num_tuning_cores!r}"
+            f"num_tuning_cores is 'physical', 'logical' or a positive int, not {num_tuning_cores!r}"
         )
     if num_tuning_cores < 1:
         raise ArgumentError(f"num_tuning_cores must be at least 1, got {num_tuning_cores}")
