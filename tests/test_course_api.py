@@ -104,6 +104,16 @@ def test_setitem_adds_and_delitem_removes():
         mod["x"] = 3
 
 
+def test_assignments_do_not_reach_a_schedule_made_from_the_module():
+    mod = tilelang.parse(SOURCE)
+    sch = tilelang.tir.Schedule(mod)
+    other = sch.copy()
+    mod["add_one"] = mod["add_two"]
+    sch.mod["add_two"] = mod["add_one"].with_attr("global_symbol", "changed")
+    assert other.mod["add_two"].attrs.get("global_symbol") != "changed"
+    np.testing.assert_array_equal(run(other.mod, "add_one"), np.ones(8, "float32"))
+
+
 def test_with_attr_is_a_new_module_and_takes_a_dict():
     mod = tilelang.parse(SOURCE)
     tagged = mod.with_attr("device", "cpu")

@@ -60,7 +60,9 @@ class Schedule(
             raise schedule_error(
                 "Schedule", type(mod).__name__, "expects an IRModule or a PrimFunc"
             )
-        self._mod = mod
+        # a module's function table can be assigned to (mod["f"] = g, as in TVM): the
+        # schedule keeps its own table so that later assignments do not reach it
+        self._mod = mod.clone()
         self._symbols: dict[_RV, object] = {}
         self.trace = Trace()
         self._rng = random.Random(seed)
@@ -79,7 +81,7 @@ class Schedule(
     def copy(self) -> Schedule:
         """An independent schedule with the same module, trace, handles and random state."""
         other = Schedule.__new__(Schedule)
-        other._mod, other._symbols = self._mod, dict(self._symbols)
+        other._mod, other._symbols = self._mod.clone(), dict(self._symbols)
         other.trace = self.trace.copy()
         other._rng = random.Random()
         other._rng.setstate(self._rng.getstate())
