@@ -40,8 +40,25 @@ def parse_file(path) -> IRModule:
     return _parse_file(path)
 
 
+#: subpackages reachable as attributes after a bare ``import tilelang`` (as ``tvm.relax``,
+#: ``tvm.te``...), each imported on first use so that startup stays fast
+_LAZY_SUBMODULES = (
+    "arith", "contrib", "meta_schedule", "relax", "runtime", "schedule", "target", "te",
+    "testing", "tiling", "topi", "transform", "tune",
+)  # fmt: skip
+
+
 def __getattr__(name):
     # The runtime loads on first use, so `import tilelang` stays light.
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        try:
+            return importlib.import_module(f"tilelang.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"tilelang.{name}":
+                raise
+            raise AttributeError(f"module 'tilelang' has no attribute {name!r}") from None
     if name == "Target":
         from tilelang.target import Target
 

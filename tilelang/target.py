@@ -7,6 +7,8 @@ A :class:`Target` is written the way TVM writes one::
     Target("cuda -arch=sm_90")
     Target({"kind": "c", "num-cores": 4})
     Target("llvm --num-cores=1")               # one or two dashes, as the MLC course writes it
+    Target("nvidia/tesla-p100")                # a tag: cuda -arch=sm_60 and the device's limits
+    Target("cuda", host="llvm")                # TVM's host argument
 
 An option written as ``-key=value`` keeps its value (integers become ``int``); a bare
 ``-flag`` means ``True``. The kind must name a registered backend (see
@@ -46,12 +48,18 @@ class Target:
 
     kind: str
     options: dict = attrs.field(converter=_frozen_options)
+    host: Target | None = None
 
-    def __init__(self, spec: str | dict | Target, **options):
+    def __init__(self, spec: str | dict | Target, host: str | dict | Target | None = None,
+                 **options):  # fmt: skip
         if isinstance(spec, Target):
             kind, parsed = spec.kind, dict(spec.options)
+            host = spec.host if host is None else host
         elif isinstance(spec, dict):
             parsed = dict(spec)
+            if "tag" in parsed and "kind" not in parsed:
+                parsed = {**_tag(parsed.pop("tag")), **parsed}
+            host = parsed.pop("host", host)
             kind = parsed.pop("kind", None)
             if not isinstance(kind, str):
                 raise BuildError(f"a target dict needs a 'kind' string, got {spec!r}")
@@ -64,7 +72,7 @@ class Target:
             )
         parsed.update(options)
         _check_kind(kind)
-        self.__attrs_init__(kind, parsed)
+        self.__attrs_init__(kind, parsed, None if host is None else as_target(host))
 
     def get(self, key: str, default=None):
         """The option ``key`` (dashes and underscores are interchangeable)."""
@@ -72,6 +80,46 @@ class Target:
             if name in self.options:
                 return self.options[name]
         return default
+
+    @property
+    def attrs(self) -> dict:
+        """The options under TVM's attribute names (``target.attrs["arch"]``), with the
+        kind's defaults (a CUDA device's thread and shared-memory limits) filled in."""
+        from tilelang.target_tags import CUDA_DEFAULTS
+
+        defaults = CUDA_DEFAULTS if self.kind == "cuda" else {}
+        return {**defaults, **{k.replace("-", "_"): v for k, v in self.options.items()}}
+
+    @property
+    def arch(self) -> str | None:
+        """The CUDA compute capability (``sm_80``), or None when not given."""
+        return self.attrs.get("arch")
+
+    @property
+    def max_num_threads(self) -> int | None:
+        """Threads per block (CUDA) or None for kinds without the notion."""
+        return self.attrs.get("max_num_threads")
+
+    @property
+    def thread_warp_size(self) -> int | None:
+        return self.attrs.get("thread_warp_size")
+
+    @property
+    def max_shared_memory_per_block(self) -> int | None:
+        return self.attrs.get("max_shared_memory_per_block")
+
+    @property
+    def mcpu(self) -> str | None:
+        return self.attrs.get("mcpu")
+
+    @property
+    def keys(self) -> tuple:
+        """The target's keys (``("cuda", "gpu")``, ``("cpu",)``), as TVM's schedule rules
+        dispatch on them."""
+        given = self.get("keys")
+        if isinstance(given, str):
+            return tuple(given.split(","))
+        return ("cuda", "gpu") if self.kind == "cuda" else ("cpu",)
 
     @property
     def num_cores(self) -> int | None:
@@ -89,11 +137,23 @@ class Target:
         return f"Target({str(self)!r})"
 
 
+def _tag(name: str) -> dict:
+    from tilelang.target_tags import list_tags, tag_config
+
+    config = tag_config(name)
+    if config is None:
+        raise BuildError(f"unknown target tag {name!r}; known tags: {', '.join(list_tags())}")
+    return config
+
+
 def _parse(text: str) -> tuple[str, dict]:
     words = text.split()
     if not words:
         raise BuildError("empty target string; expected e.g. 'c', 'llvm' or 'cuda -arch=sm_90'")
     kind, options = words[0], {}
+    if "/" in kind:  # a tag, possibly followed by options that override its own
+        options = _tag(kind)
+        kind = options.pop("kind")
     for word in words[1:]:
         match = _OPTION_RE.match(word)
         if match is None:

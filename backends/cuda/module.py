@@ -48,6 +48,12 @@ class CudaModule:
             return self.source.text
         raise BuildError(f"the CUDA module has the source 'cu', not {fmt!r}")
 
+    @property
+    def imported_modules(self) -> list:
+        """TVM's layout of a CUDA build: a host module importing the device module,
+        so ``lib.imported_modules[0].get_source()`` is the CUDA source."""
+        return [CudaDeviceModule(self)]
+
     def kernel(self, name: str, launcher=None):
         """The kernel ``name``, loaded through ``launcher`` (default: the current one;
         the cubin is loaded on first use, once per launcher)."""
@@ -66,6 +72,26 @@ class CudaModule:
     def launcher(self):
         """The launcher calls go through (see :func:`.launchers.get_launcher`)."""
         return get_launcher()
+
+
+class CudaDeviceModule:
+    """The device code of a CUDA build, as TVM's imported ``cuda`` module shows it."""
+
+    type_key = "cuda"
+
+    def __init__(self, host: CudaModule):
+        self._host = host
+
+    def get_source(self, fmt: str = "") -> str:
+        """The CUDA source (``fmt`` ``""``/``"cu"``/``"cuda"``)."""
+        return self._host.get_source(fmt)
+
+    @property
+    def imported_modules(self) -> list:
+        return []
+
+    def __repr__(self) -> str:
+        return f"<cuda device module: {', '.join(sorted(self._host.functions))}>"
 
 
 class _Staged:

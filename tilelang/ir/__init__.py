@@ -51,7 +51,7 @@ from tilelang.ir.expr import (
     TIRTypeError,
     Var,
 )  # fmt: skip
-from tilelang.ir.function import BaseFunc, IRModule, PrimFunc
+from tilelang.ir.function import BaseFunc, PrimFunc
 from tilelang.ir.functor import (
     ExprFunctor,
     ExprMutator,
@@ -65,6 +65,7 @@ from tilelang.ir.functor import (
     post_order_visit,
     substitute,
 )  # fmt: skip
+from tilelang.ir.module import IRModule
 from tilelang.ir.node import Node, Span
 from tilelang.ir.stmt import (
     Allocate,

@@ -7,8 +7,10 @@ first (see :mod:`tilelang.ir.convert`).
 Equality of expressions
 -----------------------
 ``a == b`` does **not** compare: like TVM it builds the expression ``EQ(a, b)``, and
-``!=`` builds ``NE``. Asking such an expression for its truth value (``if a == b:``)
-raises ``TypeError``, so a comparison can never be made by accident. Compare with
+``!=`` builds ``NE`` (two integer constants are the exception: they fold to a Python
+bool, as TVM folds them, so ``assert A.shape[1] == B.shape[0]`` works). Asking such
+an expression for its truth value (``if a == b:``) raises ``TypeError``, so a
+comparison can never be made by accident. Compare with
 ``a is b`` (or ``a.same_as(b)``) for identity and with
 :func:`tilelang.ir.structural_equal` for structure. Expressions hash by identity, so
 variables work as dictionary keys.
@@ -164,6 +166,28 @@ class IntImm(PrimExpr):
 
     def __index__(self):
         return self.value
+
+    # Two known integers compare to a Python bool, as TVM folds ``IntImm == IntImm`` to
+    # a constant: ``assert A.shape[1] == B.shape[0]`` checks shapes in TE code. With a
+    # variable on either side ``==`` still builds an EQ node.
+    def __eq__(self, other):
+        known = _known_int(other)
+        return self.value == known if known is not None else super().__eq__(other)
+
+    def __ne__(self, other):
+        known = _known_int(other)
+        return self.value != known if known is not None else super().__ne__(other)
+
+    __hash__ = PrimExpr.__hash__
+
+
+def _known_int(value) -> int | None:
+    """The value of an integer constant (an IntImm or a Python int), else None."""
+    if isinstance(value, IntImm):
+        return value.value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return None
 
 
 @attrs.frozen(eq=False, repr=False)

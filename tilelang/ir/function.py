@@ -19,6 +19,17 @@ def _dict(mapping) -> dict:
     return dict(mapping or {})
 
 
+def attr_items(key, value) -> dict:
+    """``with_attr``'s arguments as a dict: ``(key, value)`` or ``({key: value, ...},)``."""
+    if isinstance(key, dict):
+        if value is not None:
+            raise TypeError("with_attr takes a dict of attributes or a key and a value")
+        return dict(key)
+    if not isinstance(key, str):
+        raise TypeError(f"an attribute key is a string, not {type(key).__name__}")
+    return {key: value}
+
+
 @attrs.frozen(eq=False, repr=False)
 class PrimFunc(BaseFunc):
     """A tensor function.
@@ -35,8 +46,10 @@ class PrimFunc(BaseFunc):
     attrs: dict = plain(factory=dict, converter=_dict)
     span: object = span_field()
 
-    def with_attr(self, key: str, value) -> PrimFunc:
-        return attrs.evolve(self, attrs={**self.attrs, key: value})
+    def with_attr(self, key, value=None) -> PrimFunc:
+        """A copy with attribute ``key`` set to ``value``; as in TVM, ``key`` may be a
+        dict of several attributes (``f.with_attr({"global_symbol": "mm_relu"})``)."""
+        return attrs.evolve(self, attrs={**self.attrs, **attr_items(key, value)})
 
     def with_body(self, body: Stmt) -> PrimFunc:
         return self if body is self.body else attrs.evolve(self, body=body)
@@ -50,43 +63,15 @@ class PrimFunc(BaseFunc):
         return tuple(p for p in self.params if p not in self.buffer_map)
 
 
-@attrs.frozen(eq=False, repr=False)
-class IRModule(Node):
-    """Named functions; ``mod["name"]`` gets one."""
-
-    functions: dict = child(factory=dict, converter=_dict)
-    attrs: dict = plain(factory=dict, converter=_dict)
-    span: object = span_field()
-
-    @staticmethod
-    def from_expr(func: BaseFunc, name: str | None = None) -> IRModule:
-        """A module holding one function under ``name`` (or its ``global_symbol``)."""
-        if name is None:
-            name = func.attrs.get("global_symbol", "main") if hasattr(func, "attrs") else "main"
-        return IRModule({name: func})
-
-    def __getitem__(self, name: str) -> BaseFunc:
-        try:
-            return self.functions[name]
-        except KeyError:
-            known = ", ".join(sorted(self.functions)) or "none"
-            raise KeyError(f"no function {name!r} in the module (it has: {known})") from None
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.functions
-
-    def __iter__(self):
-        return iter(self.functions.items())
-
-    def __len__(self) -> int:
-        return len(self.functions)
-
-    def with_function(self, name: str, func: BaseFunc) -> IRModule:
-        return attrs.evolve(self, functions={**self.functions, name: func})
-
-    def get_global_vars(self) -> list[str]:
-        return sorted(self.functions)
-
-
 def is_var(x) -> bool:
     return isinstance(x, E.Var)
+
+
+def __getattr__(name):
+    # IRModule lives in tilelang.ir.module (TVM's path); `from tilelang.ir.function
+    # import IRModule` keeps working without an import cycle between the two modules.
+    if name == "IRModule":
+        from tilelang.ir.module import IRModule
+
+        return IRModule
+    raise AttributeError(f"module 'tilelang.ir.function' has no attribute {name!r}")

@@ -109,11 +109,19 @@ class Node:
         """Identity, as TVM spells it."""
         return self is other
 
-    def script(self) -> str:
-        """The canonical TVMScript text of this node."""
+    def script(self, show_meta: bool = False) -> str:
+        """The canonical TVMScript text of this node (a plain ``str``; see
+        :func:`tilelang.ir.printer.script` for ``show_meta``)."""
         from tilelang.ir.printer import script
 
-        return script(self)
+        return script(self, show_meta=show_meta)
+
+    def show(self, style: str | None = None, black_format: bool = False) -> None:
+        """Print the TVMScript text, highlighted in a terminal or notebook when Pygments
+        is installed (see :mod:`tilelang.ir.highlight`)."""
+        from tilelang.ir.highlight import cprint
+
+        cprint(self, style=style, black_format=black_format)
 
     def __str__(self) -> str:
         return self.script()

@@ -145,9 +145,7 @@ class BlockBuilder:
         if isinstance(params, RVar):
             params = [params]
         if isinstance(output, DataflowVar):
-            raise ArgumentError(
-                f"{output.name_hint!r} is local to its dataflow block; emit_output it first"
-            )
+            output = self._export(frame, output)
         if not isinstance(output, (RVar, Constant)):
             output = self.emit(output)
         self._flush(frame)
@@ -159,6 +157,22 @@ class BlockBuilder:
         )
         frame.output = output
         self._functions[frame.name] = func
+
+    def _export(self, frame: _FunctionFrame, var: DataflowVar) -> RVar:
+        """TVM lets a function return a dataflow variable of its last dataflow block; the
+        value leaves the block as emit_output would take it out (``gv = lv`` appended
+        to the block), so the function stays well formed."""
+        last = frame.blocks[-1] if frame.blocks and not frame.bindings else None
+        if not isinstance(last, DataflowBlock) or not any(
+            b.var is var for b in last.bindings
+        ):
+            raise ArgumentError(
+                f"{var.name_hint!r} is local to a dataflow block that is not the function's "
+                "last; emit_output it inside that block"
+            )
+        out = RVar(self._fresh_name(frame, "gv"), var.struct_info)
+        frame.blocks[-1] = DataflowBlock((*last.bindings, VarBinding(out, var)))
+        return out
 
     # ------------------------------------------------------------ tensor expressions
 

@@ -231,8 +231,45 @@ def call_dps_packed(func, args, out_sinfo) -> Call:
 
 
 def const(value, dtype=None) -> Constant:
-    """A constant tensor from a NumPy array (or anything ``np.asarray`` accepts)."""
-    return Constant.from_array(np.asarray(value, dtype=dtype))
+    """A constant tensor from a NumPy array (or anything ``np.asarray`` accepts).
+
+    ``dtype`` is a dtype string, or a :class:`TensorStructInfo` the value must match
+    (its dtype converts the value; its shape, when given and constant, must be the
+    value's): ``relax.const(w, relax.TensorStructInfo((128, 784), "float32"))``.
+    """
+    if isinstance(dtype, TensorStructInfo):
+        sinfo = dtype
+        data = np.asarray(value, dtype=str(sinfo.dtype))
+        expected = _constant_shape(sinfo)
+        if expected is not None and tuple(data.shape) != expected:
+            raise ArgumentError(
+                f"relax.const: the value has shape {tuple(data.shape)} but the struct info "
+                f"says {expected}"
+            )
+        if sinfo.ndim not in (-1, data.ndim):
+            raise ArgumentError(
+                f"relax.const: the value has rank {data.ndim} but the struct info says "
+                f"{sinfo.ndim}"
+            )
+        return Constant.from_array(data)
+    try:
+        data = np.asarray(value, dtype=None if dtype is None else np.dtype(str(dtype)))
+    except TypeError as exc:
+        raise ArgumentError(
+            f"relax.const takes a dtype string or a TensorStructInfo, not {dtype!r} ({exc})"
+        ) from None
+    return Constant.from_array(data)
+
+
+def _constant_shape(sinfo: TensorStructInfo) -> tuple | None:
+    if sinfo.shape is None:
+        return None
+    dims = []
+    for dim in sinfo.shape:
+        if not hasattr(dim, "value"):
+            return None  # a symbolic size: any extent matches
+        dims.append(int(dim.value))
+    return tuple(dims)
 
 
 def callee_name(call: Call) -> str:

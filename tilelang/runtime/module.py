@@ -144,6 +144,17 @@ class Module:
         """The generated source (C text for ``"c"``, LLVM IR for ``"llvm"``...)."""
         return self.backend_module.get_source(fmt)
 
+    @property
+    def imported_modules(self) -> list:
+        """The device modules a host module imports, as TVM lays out a build: for a
+        ``"cuda"`` build ``lib.imported_modules[0].get_source()`` is the CUDA source;
+        a CPU build imports nothing (``[]``)."""
+        return list(getattr(self.backend_module, "imported_modules", ()))
+
+    @property
+    def type_key(self) -> str:
+        return self.target.kind
+
     def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 3,
                        min_repeat_ms: float = 0) -> TimeEvaluator:  # fmt: skip
         """A timer for ``func_name``: call it with the arguments; it returns a

@@ -90,7 +90,9 @@ class Schedule(
             raise schedule_error(
                 "Schedule", type(mod).__name__, "expects an IRModule or a PrimFunc"
             )
-        self._state = ScheduleState(mod)
+        # a module's function table can be assigned to (mod["f"] = g, as in TVM): the
+        # schedule keeps its own table so that later assignments do not reach it
+        self._state = ScheduleState(mod.clone())
         self._symbols: dict[_RV, object] = {}
         self.trace = Trace()
         self._rng = random.Random(seed)
@@ -110,18 +112,19 @@ class Schedule(
     def _mod(self) -> IRModule:
         return self._state.mod
 
-    def show(self) -> None:
-        """Prints the current module as TVMScript."""
-        print(self._mod.script())
+    def show(self, style: str | None = None, black_format: bool = False) -> None:
+        """Prints the current module as TVMScript (highlighted like ``IRModule.show``)."""
+        self._mod.show(style=style, black_format=black_format)
 
     def copy(self) -> Schedule:
         """An independent schedule with the same module, trace, handles and random state."""
         other = Schedule.__new__(Schedule)
-        other._state, other._symbols = ScheduleState(self._mod), dict(self._symbols)
+        other._state, other._symbols = ScheduleState(self._mod.clone()), dict(self._symbols)
         other.trace = self.trace.copy()
         other._rng = random.Random()
         other._rng.setstate(self._rng.getstate())
         other._func_working_on = self._func_working_on
+        other._check_bounds = self._check_bounds
         return other
 
     def seed(self, seed: int) -> None:

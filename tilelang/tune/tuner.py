@@ -51,7 +51,7 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
              work_dir=None, executor=None, num_trials_per_iter: int = 16,
              number: int = 1, repeat: int = 5, min_repeat_ms: float = 10.0,
              progress: bool = True, plot=None, stream=None, cost_model="auto",
-             pool_factor: int = POOL_FACTOR) -> JSONDatabase:  # fmt: skip
+             pool_factor: int = POOL_FACTOR, task_name: str | None = None) -> JSONDatabase:  # fmt: skip
     """Tune ``mod`` (one prim_func) for ``target``; returns the database.
 
     ``space`` is ``space(sch) -> sch`` drawing its choices with the sampling
@@ -59,7 +59,8 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     measured in all, counting the records ``work_dir``'s database already holds for
     this workload and target (a second call with the same workload measures nothing).
     ``executor`` is any ``concurrent.futures.Executor`` for the builds (default: a
-    local process pool). ``plot`` names a PNG of the best-so-far curve.
+    local process pool). ``plot`` names a PNG of the best-so-far curve; ``task_name``
+    labels the summary (default: the function's name).
     ``cost_model``: ``"auto"`` (LightGBM, or NumPy without it), ``"lightgbm"``,
     ``"numpy"``, a :class:`~tilelang.tune.cost_model.CostModel`, or None for the plain
     random/evolutionary search; ``pool_factor`` candidates are scored per one measured.
@@ -96,7 +97,8 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     bar.update(search.trials, search.best_sec())
     bar.close()
     if progress:
-        print(summary_table(func_name, flop, search.best_sec(), search.trials), file=bar.stream)
+        table = summary_table(task_name or func_name, flop, search.best_sec(), search.trials)
+        print(table, file=bar.stream)
     if plot is not None:
         save_plot(plot, search.latencies(), flop)
     return database

@@ -17,10 +17,16 @@ from tilelang.ir.printer.func import ScriptPrinter, implicit_root
 from tilelang.ir.printer.names import sanitize
 
 
-def script(node) -> str:
+def script(node, show_meta: bool = False) -> str:
     """The canonical TVMScript text of ``node`` (a module, function, statement,
     expression, buffer or region). Deep trees print without hitting the recursion limit.
+
+    ``show_meta`` is TVM's keyword: TVM prints large constants as references into a
+    ``metadata`` section that it appends only with ``show_meta=True``. This printer
+    writes every value inline, so the text is complete (and parses back) either way.
     """
+    if not isinstance(show_meta, bool):
+        raise TypeError(f"show_meta must be True or False, not {show_meta!r}")
     printer = ScriptPrinter()
     with deep_recursion():
         printer.print_node(node)
