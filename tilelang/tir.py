@@ -4,6 +4,6 @@ Programs written against TVM (``sch = tvm.tir.Schedule(mod)``) run with
 ``import tilelang as tvm``.
 """
 
-from tilelang.schedule import BlockRV, ExprRV, LoopRV, Schedule, Trace
+from tilelang.schedule import BlockRV, ExprRV, LoopRV, SBlockRV, Schedule, Trace
 
-__all__ = ["Schedule", "Trace", "BlockRV", "LoopRV", "ExprRV"]
+__all__ = ["Schedule", "Trace", "BlockRV", "SBlockRV", "LoopRV", "ExprRV"]

@@ -28,7 +28,7 @@ from tilelang.ir import (
 from tilelang.ir.convert import binary
 from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
-from tilelang.parser.expr_builder import describe
+from tilelang.parser.expr_builder import SpecialName, describe
 from tilelang.parser.frames import BlockFrame, FuncFrame, Wrapper
 from tilelang.parser.stmt_util import is_tuple_target
 
@@ -204,7 +204,7 @@ class AssignBuilderMixin:
         target, annotation_tree, value_tree = tree.children
         if not (isinstance(target, Tree) and target.data == "name"):
             raise self.error(target, "only a name can be declared with a type")
-        annotation = self.exprs.eval(annotation_tree)
+        annotation = self.let_annotation(annotation_tree)
         if not isinstance(annotation, F.DTypeFunction):
             raise self.error(
                 annotation_tree, f"expected a type such as T.int32, got {describe(annotation)}"
@@ -221,6 +221,17 @@ class AssignBuilderMixin:
         var = Var(str(target.children[0]), annotation.dtype, span=span)
         self.scopes.define(var.name, var)
         return Wrapper(lambda body: LetStmt(var, value, body, span=span))
+
+    def let_annotation(self, tree):
+        """The type of ``x: ty = v``; TVM 0.27 prints lets as ``x: T.let[ty] = v``."""
+        if isinstance(tree, Tree) and tree.data == "getitem":
+            base = self.exprs.eval(tree.children[0])
+            if isinstance(base, SpecialName) and base.name == "let":
+                subscripts = tree.children[1].children
+                if len(subscripts) != 1:
+                    raise self.error(tree, "T.let[...] takes one type, as in T.let[T.int32]")
+                return self.exprs.eval(subscripts[0])
+        return self.exprs.eval(tree)
 
     def stmt_augassign(self, tree, owner):
         target, op, value_tree = tree.children

@@ -38,11 +38,15 @@ from tilelang.parser.scope import MISSING, ScopeStack
 from tilelang.parser.stmt_builder import FuncFrame, StmtBuilderMixin, statements_of
 
 
+#: script modules by their last name (TVM 0.27 calls the TIR one ``tirx``)
+_MODULE_KINDS = {"tir": "T", "tirx": "T", "ir": "I", "relax": "R"}
+
+
 class Aliases:
     """What the short names of a file stand for (``T`` for tir, ``I`` for ir...)."""
 
     def __init__(self):
-        self.names = {"T": "T", "I": "I", "tvm": "tvm", "tir": "T", "R": "R"}
+        self.names = {"T": "T", "I": "I", "tvm": "tvm", "tir": "T", "tirx": "T", "R": "R"}
 
     def record_import(self, tree) -> None:
         if tree.data == "import_from":
@@ -50,15 +54,15 @@ class Aliases:
                 if item is None or not isinstance(item, Tree):
                     continue
                 name, alias = item.children
-                kind = {"tir": "T", "ir": "I", "relax": "R"}.get(str(name))
+                kind = _MODULE_KINDS.get(str(name))
                 if kind:
                     self.names[str(alias or name)] = kind
         else:
             for item in tree.children:
                 dotted, alias = item.children
                 parts = [str(p) for p in dotted.children]
-                if alias is not None and parts[-1] in ("tir", "ir", "relax"):
-                    self.names[str(alias)] = {"tir": "T", "ir": "I", "relax": "R"}[parts[-1]]
+                if alias is not None and parts[-1] in _MODULE_KINDS:
+                    self.names[str(alias)] = _MODULE_KINDS[parts[-1]]
                 elif alias is not None and parts[0] in ("tvm", "tilelang"):
                     self.names[str(alias)] = "tvm"
 

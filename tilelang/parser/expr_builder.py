@@ -302,6 +302,9 @@ class ExprBuilder:
                         index = self.index(child)
                         ranges.append(Range(index, const(1, index.dtype)))
                 return BufferRegion(base, tuple(ranges), span=self.span(tree))
+        if isinstance(tree, Tree) and tree.data in ("list", "tuple"):
+            # T.reads([A[lo:hi], B]): each element is a region, as in the bare form
+            return [self.region(child) for child in tree.children if child is not None]
         value = self.eval(tree)
         if isinstance(value, Buffer):
             return BufferRegion.full(value)

@@ -124,7 +124,7 @@ def _regions(values) -> tuple:
     return tuple(values)
 
 
-@tir_function("block_attr")
+@tir_function("block_attr", "sblock_attr")
 def block_attr(attrs):
     return S.Directive("block_attr", as_dict(attrs, "attrs"))
 
@@ -243,7 +243,7 @@ def match_buffer(
     return S.MatchBufferSpec(param, spec)
 
 
-@tir_function("alloc_buffer")
+@tir_function("alloc_buffer", "sblock_alloc_buffer")
 def alloc_buffer(
     shape,
     dtype="float32",

@@ -25,7 +25,7 @@ guideline), and because the prefix keeps the public surface together in a listin
 """
 
 from tilelang.schedule.schedule import Schedule
-from tilelang.schedule.state import BlockRV, ExprRV, LoopRV
+from tilelang.schedule.state import BlockRV, ExprRV, LoopRV, SBlockRV
 from tilelang.schedule.trace import Instruction, Trace
 
-__all__ = ["Schedule", "BlockRV", "LoopRV", "ExprRV", "Instruction", "Trace"]
+__all__ = ["Schedule", "BlockRV", "SBlockRV", "LoopRV", "ExprRV", "Instruction", "Trace"]
