@@ -70,11 +70,27 @@ def call_value(ctx, callee, tree, arguments):
         if callee.name == "abs":
             return ctx.guard(tree, ops.abs, values[0])
         return ctx.guard(tree, binary, callee.name, values[0], values[1], ctx.span(tree))
+    if isinstance(callee, S.Captured):
+        return call_captured(ctx, callee, tree, args, kwargs)
     if isinstance(callee, SpecialName):
         if callee.name == "let":
             raise ctx.error(tree, "T.let is written `with T.let(x, value):`")
         raise ctx.error(tree, f"T.{callee.name} cannot be called here")
     raise ctx.error(tree.children[0], f"{describe(callee)} is not callable")
+
+
+def call_captured(ctx, callee: S.Captured, tree, args, kwargs):
+    """Calls a Python function captured by a decorated function (never reached from
+    ``.tir`` text); its result must be a value TIR source can hold."""
+    values = [ctx.exprs.eval(a) for a in args]
+    named = {k: ctx.exprs.eval(v) for k, v in kwargs.items()}
+    try:
+        result = callee.func(*values, **named)
+    except Exception as exc:  # noqa: BLE001 - any failure of user code, located
+        raise ctx.error(tree, f"calling {callee.name} failed: {type(exc).__name__}: {exc}") from None
+    if isinstance(result, (PrimExpr, bool, numbers.Number, str, tuple, list)):
+        return result
+    raise ctx.error(tree, f"{callee.name}(...) returned {describe(result)}, not an expression")
 
 
 def call_function(ctx, entry: F.TIRFunction, tree, arguments=None, values=None):

@@ -244,14 +244,24 @@ class ExprBuilder:
                 f"ind{'ices were' if count != 1 else 'ex was'} given",
             )
 
+    def subscript_items(self, subscripts) -> list:
+        """The subscript trees of ``A[...]``; ``A[()]`` (a zero-dimensional buffer's
+        element) has none."""
+        items = subscripts.children
+        if len(items) == 1 and isinstance(items[0], Tree) and items[0].data == "tuple":
+            if not items[0].children:
+                return []
+        return items
+
     def indices(self, buffer: Buffer, subscripts, tree) -> tuple:
         """The load/store indices of ``buffer[subscripts]``; a constant-length slice
         is a vector index (a Ramp)."""
-        self.check_arity(buffer, len(subscripts.children), subscripts)
+        items = self.subscript_items(subscripts)
+        self.check_arity(buffer, len(items), subscripts)
         result = []
-        for child in subscripts.children:
+        for axis, child in enumerate(items):
             if isinstance(child, Tree) and child.data == "slice":
-                lo, hi = self.slice_bounds(child)
+                lo, hi = self.slice_bounds(child, buffer, axis)
                 extent = extent_of(lo, hi)
                 if not isinstance(extent, IntImm) or child.children[2] is not None:
                     raise self.ctx.error(child, "a slice index needs a constant length")
@@ -272,11 +282,12 @@ class ExprBuilder:
             )
         return convert(value) if isinstance(value, int) else value
 
-    def slice_bounds(self, tree):
+    def slice_bounds(self, tree, buffer: Buffer, axis: int):
+        """``lo, hi`` of a slice of ``buffer``'s ``axis``: an open end is the axis's
+        (``A[:64]`` starts at 0, ``A[8:]`` ends at the extent)."""
         lo_tree, hi_tree = tree.children[0], tree.children[1]
-        if lo_tree is None or hi_tree is None:
-            raise self.ctx.error(tree, "a slice needs both bounds (lo:hi)")
-        lo, hi = self.index(lo_tree), self.index(hi_tree)
+        lo = const(0, buffer.shape[axis].dtype) if lo_tree is None else self.index(lo_tree)
+        hi = buffer.shape[axis] if hi_tree is None else self.index(hi_tree)
         if lo.dtype != hi.dtype:
             lo, hi = self.ctx.guard(tree, match_types, lo, hi)
         return lo, hi
@@ -292,11 +303,14 @@ class ExprBuilder:
             base = self.eval(tree.children[0])
             if isinstance(base, Buffer):
                 subscripts = tree.children[1]
-                self.check_arity(base, len(subscripts.children), subscripts)
+                items = self.subscript_items(subscripts)
+                self.check_arity(base, len(items), subscripts)
                 ranges = []
-                for child in subscripts.children:
+                for axis, child in enumerate(items):
                     if isinstance(child, Tree) and child.data == "slice":
-                        lo, hi = self.slice_bounds(child)
+                        if child.children[2] is not None:
+                            raise self.ctx.error(child, "a region slice has no step")
+                        lo, hi = self.slice_bounds(child, base, axis)
                         ranges.append(Range(lo, extent_of(lo, hi)))
                     else:
                         index = self.index(child)

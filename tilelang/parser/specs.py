@@ -172,3 +172,14 @@ class BufferMethod:
 
     buffer: Buffer
     name: str
+
+
+class Captured:
+    """A Python function from a decorated function's scope, called while parsing
+    (``A[0] = expression(i, j, k)`` with ``expression = lambda i, j, k: ...``)."""
+
+    def __init__(self, name: str, func):
+        self.name, self.func = name, func
+
+    def __repr__(self):
+        return f"Python function {self.name}"

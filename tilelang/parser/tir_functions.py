@@ -337,6 +337,35 @@ def broadcast(value, lanes, *, span=None):
     return Broadcast(as_expr(value, "value"), as_int(lanes, "lanes"), span=span)
 
 
+@tir_function("min_value")
+def min_value(dtype, *, span=None):
+    return const(_limit(as_dtype(dtype), lowest=True), as_dtype(dtype), span=span)
+
+
+@tir_function("max_value")
+def max_value(dtype, *, span=None):
+    return const(_limit(as_dtype(dtype), lowest=False), as_dtype(dtype), span=span)
+
+
+def _limit(dtype, lowest: bool):
+    """The least (or greatest) finite value of a scalar ``dtype``, as TVM defines it."""
+    import numpy as np
+
+    if dtype.lanes != 1:
+        raise ArgError(f"a limit is of a scalar type, not {dtype}", "dtype")
+    if dtype.is_uint():
+        return 0 if lowest else 2**dtype.bits - 1
+    if dtype.is_int():
+        return -(2 ** (dtype.bits - 1)) if lowest else 2 ** (dtype.bits - 1) - 1
+    if dtype.is_float() and str(dtype) == "bfloat16":
+        big = 3.3895313892515355e38
+    elif dtype.is_float() and dtype.bits in (16, 32, 64):
+        big = float(np.finfo(f"float{dtype.bits}").max)
+    else:
+        raise ArgError(f"{dtype} has no limits tilelang knows", "dtype")
+    return -big if lowest else big
+
+
 def _binary_function(op_name):
     def build(a, b, *, span=None):
         return binary(op_name, a, b, span=span)

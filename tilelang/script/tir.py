@@ -26,8 +26,11 @@ from tilelang.script.source import in_class_body, parse_object
 # -------------------------------------------------------------------- decorators
 
 
-def prim_func(func=None, *, private: bool = False):
+def prim_func(func=None, *, private: bool = False, s_tir: bool = True, check_well_formed=True):
     """Parse the decorated function as a TIR prim_func (returns a PrimFunc).
+
+    ``s_tir`` (TVM 0.27: the body has schedulable blocks) and ``check_well_formed`` are
+    accepted for TVM's spelling; tilelang has one TIR and always checks it.
 
     Inside an ``@I.ir_module`` class the function is returned unchanged: the module
     decorator parses the whole class at once.

@@ -304,4 +304,5 @@ class StmtPrinter(ExprPrinter):
                 parts.append(self.expr(rng.min))
             else:
                 parts.append(f"{self.expr(rng.min)}:{self.stop_text(rng.min, rng.extent)}")
-        return f"{self.buffer_name(region.buffer)}[{', '.join(parts)}]"
+        # a zero-dimensional buffer's region is written A[()], as its element is
+        return f"{self.buffer_name(region.buffer)}[{', '.join(parts) or '()'}]"
