@@ -230,8 +230,11 @@ class AssignBuilderMixin:
                 subscripts = tree.children[1].children
                 if len(subscripts) != 1:
                     raise self.error(tree, "T.let[...] takes one type, as in T.let[T.int32]")
-                return self.exprs.eval(subscripts[0])
-        return self.exprs.eval(tree)
+                tree = subscripts[0]
+        annotation = self.exprs.eval(tree)
+        if isinstance(annotation, S.SymbolicVarSpec) and annotation.dtype.is_handle():
+            return F.DTypeFunction(annotation.dtype)  # x: T.handle("int32") = ...
+        return annotation
 
     def stmt_augassign(self, tree, owner):
         target, op, value_tree = tree.children

@@ -202,7 +202,9 @@ class FunctionBuilder(StmtBuilderMixin):
             frame.params.append(handle)
             frame.buffer_map[handle] = buffer
             self.scopes.define(name, buffer)
-        elif isinstance(annotation, F.DTypeFunction):
+        elif isinstance(annotation, F.DTypeFunction) or (
+            isinstance(annotation, S.SymbolicVarSpec) and annotation.dtype.is_handle()
+        ):  # T.handle("float32"): a typed pointer
             var = Var(name, annotation.dtype, span=span)
             frame.params.append(var)
             self.scopes.define(name, var)

@@ -90,6 +90,47 @@ def _mentions(value, var: E.Var) -> bool:
     return False
 
 
+def _free_vars(func: PrimFunc, declared) -> list:
+    """Variables used in ``func`` that no parameter, buffer or statement defines."""
+    from tilelang.ir.analysis import undefined_vars
+    from tilelang.ir.functor import StmtExprVisitor
+
+    class _Definitions(StmtExprVisitor):
+        """Every variable a statement defines, wherever it is; a DeclBuffer names a
+        pointer without allocating it, so its data variable is only a candidate."""
+
+        def __init__(self):
+            self.bound, self.declared_data = set(), []
+
+        def visit_var_def(self, var):
+            self.bound.add(id(var))
+
+        def visit_buffer_def(self, buffer):
+            self.bound.add(id(buffer))
+
+        def visit_decl_buffer(self, stmt):
+            self.declared_data.append(stmt.buffer.data)
+            self.generic_visit(stmt)
+
+        def visit_block(self, block):
+            for buffer in (*block.alloc_buffers, *(m.buffer for m in block.match_buffers)):
+                self.bound.add(id(buffer.data))
+            self.generic_visit(block)
+
+    defs = _Definitions()
+    defs.visit(func.body)
+    bound = defs.bound | {id(p) for p in func.params}
+    bound.update(id(b.data) for b in func.buffer_map.values())
+    found = [v for v in undefined_vars(func) if id(v) not in bound]
+    found += [v for v in defs.declared_data if id(v) not in bound]
+    result, seen = [], {id(d) for d in declared} | {id(p) for p in func.params}
+    for var in found:
+        if id(var) not in seen:
+            seen.add(id(var))
+            result.append(var)
+    return result
+
+
 class ScriptPrinter(StmtPrinter):
     """Prints any IR node as TVMScript text (see docs/language.md)."""
 
@@ -182,6 +223,10 @@ class ScriptPrinter(StmtPrinter):
             if func.attrs and not attrs_late:
                 self.emit(f"T.func_attr({self.value(func.attrs)})")
             for var in size_vars:
+                self.emit(f"{self.define_var(var)} = {self.size_var_call(var)}")
+            # variables the function uses but nothing defines are declared, so that the
+            # text parses back (TVM prints them the same way)
+            for var in _free_vars(func, size_vars):
                 self.emit(f"{self.define_var(var)} = {self.size_var_call(var)}")
             if func.attrs and attrs_late:
                 self.emit(f"T.func_attr({self.value(func.attrs)})")
