@@ -24,12 +24,13 @@ from tilelang.backends.c.names import ScopedNames, is_identifier
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.dtype import DataType
 from tilelang.ir.functor import NodeFunctor, substitute
 
 _FLOAT_CALLS = {
     "exp", "exp2", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "asin",
     "acos", "atan", "sinh", "cosh", "tanh", "erf", "floor", "ceil", "trunc", "nearbyint",
-    "pow", "atan2", "fmod", "fabs",
+    "pow", "atan2", "fmod", "fabs", "asinh", "acosh", "atanh", "hypot", "copysign", "nextafter",
 }  # fmt: skip
 
 
@@ -352,12 +353,24 @@ class CLikePrinter(NodeFunctor):
         fmt = self.intrinsic_formats.get(op.op)
         if fmt is not None:
             return fmt.format(*(self.expr(a) for a in op.args))
+        if op.op == "popcount":
+            return self._popcount(op)
         if op.op == "abs":
             if op.dtype.is_float():
                 return self._math("fabs", op.dtype, op.args)
             x = self.expr(op.args[0])
             return f"(({x} < 0) ? (-{x}) : {x})"
         return self._float_intrinsic(op)
+
+    #: the count-of-set-bits builtin of the compiler (64-bit unsigned argument)
+    popcount_builtin = "__builtin_popcountll"
+
+    def _popcount(self, op: E.Call) -> str:
+        """Set bits of the value at its own width (negative values in two's complement)."""
+        bits = op.dtype.element_of().bits
+        unsigned = self.type_name(DataType(f"uint{bits}"))
+        x = self.expr(op.args[0])
+        return f"(({self.type_name(op.dtype)}){self.popcount_builtin}(({unsigned})({x})))"
 
     def _float_intrinsic(self, op: E.Call) -> str:
         one = c_float_literal(1.0, op.dtype.bits)

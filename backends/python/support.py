@@ -103,6 +103,14 @@ class ShiftedView:
         self.array[self._shift(index)] = value
 
 
+def popcount(x):
+    """The number of set bits of ``x`` at its width (two's complement for negatives),
+    as the same dtype."""
+    x = np.asarray(x)
+    bits = np.asarray(x).view(f"u{x.dtype.itemsize}")
+    return np.bitwise_count(bits).astype(x.dtype)
+
+
 NAMESPACE = {
     "np": np,
     "_truncdiv": truncdiv,
@@ -114,6 +122,7 @@ NAMESPACE = {
     "_sigmoid": sigmoid,
     "_rsqrt": rsqrt,
     "_exp10": exp10,
+    "_popcount": popcount,
     "_erf": erf,
     "_round": round_half_away,
     "_ptr": pointer,

@@ -19,7 +19,8 @@ class OpInfo:
     """How an intrinsic is called and typed.
 
     ``result`` is ``"float"`` (same as the argument, which must be a float),
-    ``"same"`` (same as the first argument), ``"bool"``, ``"handle"`` or ``"given"``
+    ``"same"`` (same as the first argument), ``"int"`` (same as the argument, which
+    must be an integer), ``"bool"``, ``"handle"`` or ``"given"``
     (the caller states the dtype, as ``call_extern`` does).
     """
 
@@ -31,6 +32,7 @@ class OpInfo:
 _FLOAT_MATH = (
     "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin",
     "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf",
+    "asinh", "acosh", "atanh",
     "floor", "ceil", "round", "trunc", "nearbyint",
 )  # fmt: skip
 
@@ -39,6 +41,10 @@ INTRINSICS: dict[str, OpInfo] = {
     "pow": OpInfo("pow", 2, "float"),
     "atan2": OpInfo("atan2", 2, "float"),
     "fmod": OpInfo("fmod", 2, "float"),
+    "hypot": OpInfo("hypot", 2, "float"),
+    "copysign": OpInfo("copysign", 2, "float"),
+    "nextafter": OpInfo("nextafter", 2, "float"),
+    "popcount": OpInfo("popcount", 1, "int"),
     "abs": OpInfo("abs", 1, "same"),
     "isnan": OpInfo("isnan", 1, "bool"),
     "bitwise_and": OpInfo("bitwise_and", 2, "same"),
@@ -73,6 +79,10 @@ def call_intrin(name: str, *args, dtype=None, span=None) -> E.Call:
             args = match_types(*args)
         if not args[0].dtype.element_of().is_float():
             raise E.TIRTypeError(f"T.{name} needs a float argument, got {args[0].dtype}")
+        dtype = args[0].dtype
+    elif info.result == "int":
+        if not args[0].dtype.element_of().is_integer():
+            raise E.TIRTypeError(f"T.{name} needs an integer argument, got {args[0].dtype}")
         dtype = args[0].dtype
     elif info.result == "same":
         if len(args) == 2:

@@ -384,6 +384,14 @@ for _names, _op in (
     tir_function(*_names)(_binary_function(_op))
 
 
+@tir_function("fabs")
+def fabs(x, *, span=None):
+    x = as_expr(x, "x")
+    if not x.dtype.element_of().is_float():
+        raise ArgError(f"T.fabs needs a float argument, got {x.dtype}", "x")
+    return ops.abs(x, span=span)
+
+
 @tir_function("ceildiv")
 def ceildiv(a, b, *, span=None):
     return ops.ceildiv(a, b, span=span)
