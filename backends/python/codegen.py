@@ -135,7 +135,7 @@ class FunctionWriter(NodeFunctor):
                 bounds += f", {self.exprs.expr(s.step)}"
         note = ""
         if s.kind != S.ForKind.SERIAL:
-            note = "  " + comment(f"{s.kind.value} {s.thread_binding or ''}".rstrip())
+            note = "  " + comment(f"{s.kind.tag} {s.thread_binding or ''}".rstrip())
         self.emit(f"for {var} in range({bounds}):{note}")
         self.block(s.body)
 

@@ -109,8 +109,10 @@ class Node:
         """Identity, as TVM spells it."""
         return self is other
 
-    def script(self) -> str:
-        """The canonical TVMScript text of this node."""
+    def script(self, *, show_meta: bool = False) -> str:
+        """The canonical TVMScript text of this node. ``show_meta`` is TVM's option to
+        print large constants in a metadata section; tilelang prints every value
+        inline, so the text is the same either way."""
         from tilelang.ir.printer import script
 
         return script(self)

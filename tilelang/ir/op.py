@@ -58,6 +58,7 @@ INTRINSICS: dict[str, OpInfo] = {
     "call_extern": OpInfo("call_extern", None, "given"),
     "tvm_access_ptr": OpInfo("tvm_access_ptr", 5, "handle"),
     "type_annotation": OpInfo("type_annotation", 0, "given"),
+    "ret": OpInfo("ret", 1, "same"),  # a prim_func's `return value` (TVM's T.ret)
     "tvm_storage_sync": OpInfo("tvm_storage_sync", 1, "handle"),  # GPU barrier (ThreadSync)
 }
 

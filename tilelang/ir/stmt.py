@@ -30,15 +30,43 @@ def _frozen_dict(mapping) -> dict:
     return dict(mapping or {})
 
 
-class ForKind(enum.Enum):
-    SERIAL = "serial"
-    PARALLEL = "parallel"
-    VECTORIZED = "vectorized"
-    UNROLLED = "unroll"
-    THREAD_BINDING = "thread_binding"
+class ForKind(enum.IntEnum):
+    """How a loop runs. The numbers are TVM's (``For.kind == 4`` is a thread binding);
+    a member is also found by its script name: ``ForKind("unroll")``."""
+
+    SERIAL = 0
+    PARALLEL = 1
+    VECTORIZED = 2
+    UNROLLED = 3
+    THREAD_BINDING = 4
+
+    @property
+    def tag(self) -> str:
+        """The script name of the kind (``"serial"``, ``"unroll"``...)."""
+        return _KIND_TAGS[self]
+
+    @classmethod
+    def _missing_(cls, value):
+        if isinstance(value, str):
+            for member, tag in _KIND_TAGS.items():
+                if tag == value:
+                    return member
+        return None
 
     def __repr__(self) -> str:
         return f"ForKind.{self.name}"
+
+    def __str__(self) -> str:
+        return self.tag
+
+
+_KIND_TAGS = {
+    ForKind.SERIAL: "serial",
+    ForKind.PARALLEL: "parallel",
+    ForKind.VECTORIZED: "vectorized",
+    ForKind.UNROLLED: "unroll",
+    ForKind.THREAD_BINDING: "thread_binding",
+}
 
 
 def _optional_expr(value):
@@ -122,9 +150,14 @@ class AttrStmt(Stmt):
 
 @attrs.frozen(eq=False, repr=False)
 class AssertStmt(Stmt):
+    """Fails with ``message`` unless ``condition`` holds, then runs ``body``.
+    ``error_kind`` names the exception class the failure stands for (TVM's
+    ``assert cond, ("ValueError", [...])``; ``RuntimeError`` by default)."""
+
     condition: E.PrimExpr = child()
     message: E.PrimExpr = child(converter=convert)
     body: Stmt = child()
+    error_kind: str = plain(default="RuntimeError")
     span: object = span_field()
 
 

@@ -263,7 +263,9 @@ class AssignBuilderMixin:
 
     def coerce(self, value, dtype, tree, what: str) -> PrimExpr:
         """``value`` as a ``dtype`` value: literals take the type; integers widen or
-        narrow; integer constants become floats; anything else is a type error."""
+        narrow; integer constants become floats and integer expressions are cast to
+        floats (as TVM does); anything else (a float into an integer or narrower
+        float) is a type error."""
         if isinstance(value, bool):
             value = const(value)
         if isinstance(value, (int, float)):
@@ -283,6 +285,9 @@ class AssignBuilderMixin:
             return Cast(want.with_lanes(value.dtype.lanes), value)
         if isinstance(value, IntImm) and want.is_float():
             return FloatImm(want, float(value.value))
+        if (have.is_integer() or have.is_bool()) and want.is_float():
+            # as TVM's BufferStore: an integer value converts to the float element type
+            return Cast(want.with_lanes(value.dtype.lanes), value)
         if isinstance(value, IntImm) and have.is_bool() and want.is_integer():
             return IntImm(want, value.value)
         raise self.error(

@@ -82,6 +82,7 @@ class FunctionBuilder(StmtBuilderMixin):
         self.block_count = 0
         self.last_tree = None
         self._lines = None
+        self.ret_type = None  # the result dtype of the function being built
 
     # ------------------------------------------------------------- utilities
 
@@ -164,8 +165,9 @@ class FunctionBuilder(StmtBuilderMixin):
     # -------------------------------------------------------------- function
 
     def build_function(self, tree) -> tuple[str, PrimFunc]:
-        name_token, parameters, _returns, suite = tree.children
+        name_token, parameters, returns, suite = tree.children
         frame = FuncFrame([], {})
+        self.ret_type = self.result_type(returns)
         with self.scopes.frame():
             for param in parameters.children if parameters is not None else ():
                 if param is not None:
@@ -178,8 +180,20 @@ class FunctionBuilder(StmtBuilderMixin):
         # from a T.match_buffer in the body (structural equality compares in order)
         buffer_map = {p: frame.buffer_map[p] for p in frame.params if p in frame.buffer_map}
         buffer_map.update(frame.buffer_map)
-        func = PrimFunc(frame.params, body, None, buffer_map, attrs, span=self.span(tree))
+        ret_type = None if self.ret_type is None else str(self.ret_type)
+        func = PrimFunc(frame.params, body, ret_type, buffer_map, attrs, span=self.span(tree))
         return str(name_token), func
+
+    def result_type(self, tree):
+        """The dtype of ``-> T.int32`` (None for no annotation or ``-> None``)."""
+        if tree is None:
+            return None
+        value = self.exprs.eval(tree)
+        if value is None:
+            return None
+        if not isinstance(value, F.DTypeFunction):
+            raise self.error(tree, f"a prim_func result type is a dtype, not {describe(value)}")
+        return value.dtype
 
     def build_param(self, param, frame: FuncFrame) -> None:
         name_token, annotation_tree, default = param.children

@@ -31,6 +31,7 @@ from tilelang.ir import (
     const,
     seq_stmt,
 )
+from tilelang.ir import op as ops
 from tilelang.ir.functor import StmtExprMutator
 from tilelang.parser import calls
 from tilelang.parser import specs as S
@@ -97,17 +98,26 @@ class StmtBuilderMixin(AssignBuilderMixin):
     stmt_import_from = stmt_import_name
 
     def stmt_return_stmt(self, tree, owner):
-        if tree.children[0] is not None and self.exprs.eval(tree.children[0]) is not None:
-            raise self.error(tree, "a prim_func returns nothing: write results into buffers")
-        return None
+        """``return`` ends the function; ``return value`` is TVM's ``T.ret(value)``, in a
+        function that declares its result type (``-> T.int32``)."""
+        value_tree = tree.children[0]
+        value = self.exprs.eval(value_tree) if value_tree is not None else None
+        if value is None:
+            return None
+        if self.ret_type is None:
+            raise self.error(
+                tree, "a prim_func without a result type (-> T.int32) returns nothing"
+            )
+        value = self.coerce(value, self.ret_type, value_tree, "the result")
+        return Evaluate(ops.call_intrin("ret", value, span=self.span(value_tree)),
+                        span=self.stmt_span(tree))
 
     def stmt_assert_stmt(self, tree, owner):
         condition = self.exprs.condition(self.exprs.eval(tree.children[0]), tree.children[0])
         message = self.exprs.eval(tree.children[1]) if tree.children[1] is not None else ""
-        if not isinstance(message, (str, PrimExpr)):
-            raise self.error(tree.children[1], "an assert message is a string")
+        kind, message = assert_message(self, message, tree.children[1])
         span = self.stmt_span(tree)
-        return Wrapper(lambda body: AssertStmt(condition, message, body, span=span))
+        return Wrapper(lambda body: AssertStmt(condition, message, body, kind, span=span))
 
     def stmt_expr_stmt(self, tree, owner):
         value = self.exprs.eval(tree.children[0])
@@ -226,8 +236,9 @@ class StmtBuilderMixin(AssignBuilderMixin):
             return AttrStmt(value.node, value.key, value.value, body, span=self.stmt_span(tree))
         if isinstance(value, S.AssertSpec):
             condition = self.exprs.condition(value.condition, context_tree)
+            kind, message = assert_message(self, value.message, context_tree)
             body = self.build_suite(suite)
-            return AssertStmt(condition, value.message, body, span=self.stmt_span(tree))
+            return AssertStmt(condition, message, body, kind, span=self.stmt_span(tree))
         raise self.error(
             context_tree,
             f"`with` takes T.block, T.init, T.let, T.attr or T.Assert, not {describe(value)}",
@@ -343,4 +354,23 @@ def _is_call_of(tree, name: str) -> bool:
         and callee.data == "getattr"
         and isinstance(callee.children[1], Token)
         and str(callee.children[1]) == name
+    )
+
+
+def assert_message(ctx, message, tree) -> tuple[str, object]:
+    """``(error kind, message)`` of an assert: a string (or string expression), or
+    TVM's ``("ValueError", ["part", ...])`` whose parts make one message."""
+    if isinstance(message, (str, PrimExpr)):
+        return "RuntimeError", message
+    if (
+        isinstance(message, tuple)
+        and len(message) == 2
+        and isinstance(message[0], str)
+        and message[0].isidentifier()
+        and isinstance(message[1], (list, tuple))
+        and all(isinstance(part, str) for part in message[1])
+    ):
+        return message[0], "".join(message[1])
+    raise ctx.error(
+        tree, 'an assert message is a string or ("ErrorKind", ["message", ...])'
     )

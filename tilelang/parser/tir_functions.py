@@ -299,7 +299,9 @@ def evaluate(value):
 
 @tir_function("Assert")
 def assert_(condition, message):
-    return S.AssertSpec(as_expr(condition, "condition"), as_str(message, "message"))
+    if not isinstance(message, tuple):  # ("ValueError", ["..."]) is checked by `with`
+        message = as_str(message, "message")
+    return S.AssertSpec(as_expr(condition, "condition"), message)
 
 
 @tir_function("attr")

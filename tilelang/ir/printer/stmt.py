@@ -81,6 +81,9 @@ class StmtPrinter(ExprPrinter):
         self.emit(f"{target} = {self.expr(op.value)}")
 
     def visit_evaluate(self, op: S.Evaluate):
+        if isinstance(op.value, E.Call) and op.value.op == "ret":
+            self.emit(f"return {self.expr(op.value.args[0])}")
+            return
         self.emit(f"T.evaluate({self.expr(op.value)})")
 
     def visit_if_then_else(self, op: S.IfThenElse):
@@ -112,6 +115,8 @@ class StmtPrinter(ExprPrinter):
 
     def visit_assert_stmt(self, op: S.AssertStmt):
         cond, message = self.expr(op.condition), self.expr(op.message)
+        if op.error_kind != "RuntimeError":
+            message = f"({string_literal(op.error_kind)}, [{message}])"
         if self.tail:
             self.emit(f"assert {cond}, {message}")
             self.print_stmt(op.body, tail=True)
