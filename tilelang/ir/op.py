@@ -58,7 +58,14 @@ INTRINSICS: dict[str, OpInfo] = {
     "call_extern": OpInfo("call_extern", None, "given"),
     "tvm_access_ptr": OpInfo("tvm_access_ptr", 5, "handle"),
     "type_annotation": OpInfo("type_annotation", 0, "given"),
-    "ret": OpInfo("ret", 1, "same"),  # a prim_func's `return value` (TVM's T.ret)
+    "ret": OpInfo("ret", 1, "same"),
+    # tensor-core fragment operations (as TVM's CUDA intrinsics; no CPU backend has them)
+    "tvm_fill_fragment": OpInfo("tvm_fill_fragment", 6, "handle"),
+    "tvm_load_matrix_sync": OpInfo("tvm_load_matrix_sync", 8, "handle"),
+    "tvm_store_matrix_sync": OpInfo("tvm_store_matrix_sync", 8, "handle"),
+    "tvm_mma_sync": OpInfo("tvm_mma_sync", 8, "handle"),
+    "assume": OpInfo("assume", 1, "bool"),  # a fact for the simplifier; no runtime effect
+    "address_of": OpInfo("address_of", 1, "handle"),  # a prim_func's `return value` (TVM's T.ret)
     "tvm_storage_sync": OpInfo("tvm_storage_sync", 1, "handle"),  # GPU barrier (ThreadSync)
 }
 

@@ -184,11 +184,24 @@ class DeclBuffer(Stmt):
     span: object = span_field()
 
 
+def _flat_seq(stmts) -> tuple:
+    """A SeqStmt's children with nested SeqStmts spliced in (TVM normalizes them the
+    same way, so that a sequence prints and parses back as itself)."""
+    flat = []
+    for stmt in stmts:
+        if isinstance(stmt, SeqStmt):
+            flat.extend(stmt.seq)
+        else:
+            flat.append(stmt)
+    return tuple(flat)
+
+
 @attrs.frozen(eq=False, repr=False)
 class SeqStmt(Stmt):
-    """Statements run in order. Use :func:`seq_stmt` to build one flat sequence."""
+    """Statements run in order; a nested SeqStmt is flattened into its parent. Use
+    :func:`seq_stmt` to build one (it also drops ``None`` and unwraps a single one)."""
 
-    seq: tuple = child(converter=tuple)
+    seq: tuple = child(converter=_flat_seq)
     span: object = span_field()
 
     def __len__(self) -> int:

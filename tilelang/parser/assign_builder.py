@@ -150,15 +150,18 @@ class AssignBuilderMixin:
         raise self.error(tree, f"cannot assign {describe(value)} to a name")
 
     def alloc_buffer(self, name, spec: S.AllocBufferSpec, tree, owner):
+        """Directly in the function body or a block, the block (or the root block)
+        allocates the buffer; anywhere else ``T.alloc_buffer`` is TVM 0.27's statement
+        (AllocBuffer): storage for the rest of the scope, as an unbacked T.decl_buffer."""
+        if not isinstance(owner, (FuncFrame, BlockFrame)):
+            if spec.buffer.data is not None:
+                raise self.error(tree, "T.alloc_buffer allocates its own data; use T.decl_buffer")
+            return self.decl_buffer(name, S.DeclBufferSpec(spec.buffer), tree)
         buffer = spec.buffer.make(name, self.span(tree))
         if isinstance(owner, FuncFrame):
             owner.root_allocs.append(buffer)
-        elif isinstance(owner, BlockFrame):
-            owner.alloc_buffers.append(buffer)
         else:
-            raise self.error(
-                tree, "T.alloc_buffer must be in the function body or directly inside a block"
-            )
+            owner.alloc_buffers.append(buffer)
         self.scopes.define(name, buffer)
         return None
 

@@ -188,6 +188,8 @@ class ExprBuilder:
                 return F.DTypeFunction(DataType(name))
             if full in ("handle", "Ptr"):
                 return F.DTypeFunction(DataType("handle"))
+            if full == "boolean":  # TVM's other spelling of T.bool
+                return F.DTypeFunction(DataType("bool"))
             if full in ("let", "Let", "prim_func"):
                 return SpecialName(full)
             known = [key for key in list(F.TABLE) + list(F.SPECIAL_NAMES)]
@@ -261,14 +263,29 @@ class ExprBuilder:
         result = []
         for axis, child in enumerate(items):
             if isinstance(child, Tree) and child.data == "slice":
-                lo, hi = self.slice_bounds(child, buffer, axis)
-                extent = extent_of(lo, hi)
-                if not isinstance(extent, IntImm) or child.children[2] is not None:
-                    raise self.ctx.error(child, "a slice index needs a constant length")
-                result.append(Ramp(lo, const(1, lo.dtype), extent.value))
+                result.append(self.vector_index(child, buffer, axis))
                 continue
             result.append(self.index(child))
         return tuple(result)
+
+    def vector_index(self, tree, buffer: Buffer, axis: int) -> PrimExpr:
+        """``A[lo:hi:step]`` as an index: a Ramp of ``ceil((hi - lo) / step)`` lanes
+        (one lane is the plain index ``lo``, as in TVM)."""
+        lo, hi = self.slice_bounds(tree, buffer, axis)
+        extent = extent_of(lo, hi)
+        step = 1
+        if tree.children[2] is not None:
+            step = self.eval(tree.children[2])
+            if isinstance(step, IntImm):
+                step = step.value
+            if isinstance(step, bool) or not isinstance(step, int) or step <= 0:
+                raise self.ctx.error(tree.children[2], "a slice step is a positive integer")
+        if not isinstance(extent, IntImm) or extent.value <= 0:
+            raise self.ctx.error(tree, "a slice index needs a constant, positive length")
+        lanes = -(-extent.value // step)
+        if lanes == 1:
+            return lo
+        return Ramp(lo, const(step, lo.dtype), lanes)
 
     def index(self, tree) -> PrimExpr:
         value = self.eval(tree)
@@ -342,6 +359,8 @@ class ExprBuilder:
 
     def let_expr(self, tree, arguments):
         args = arguments.children if arguments is not None else []
+        if len(args) == 2 and isinstance(args[1], Tree) and args[1].data == "kwarg":
+            return self.let_where(tree, args[0], args[1])
         if len(args) != 3 or any(a.data == "kwarg" for a in args if isinstance(a, Tree)):
             raise self.ctx.error(tree, "T.Let takes (var, value, body)")
         name_tree, value_tree, body_tree = args
@@ -353,6 +372,34 @@ class ExprBuilder:
             self.ctx.scopes.define(var.name, var)
             body = self.expr(body_tree)
         return Let(var, value, body, span=self.span(tree))
+
+    def let_where(self, tree, body_tree, where):
+        """TVM 0.27's ``T.Let(body, where={x: value})``: ``x`` is a variable declared
+        before (``x = T.int32()``); the first binding is the outermost."""
+        if str(where.children[0]) != "where" or where.children[1].data != "dict":
+            raise self.ctx.error(where, "T.Let takes (body, where={var: value})")
+        bindings = []
+        for item in where.children[1].children:
+            if item is None:
+                continue
+            var = self.eval(item.children[0])
+            if not isinstance(var, Var):
+                raise self.ctx.error(item.children[0], f"T.Let binds a variable, not {describe(var)}")
+            raw = self.eval(item.children[1])
+            dtype = None if isinstance(raw, PrimExpr) else var.dtype  # a literal takes its type
+            value = self.ctx.guard(item, convert, raw, dtype)
+            if value.dtype != var.dtype:
+                raise self.ctx.error(
+                    item.children[1], f"{var.name} is {var.dtype} but its value is {value.dtype}",
+                    cls=self.ctx.type_error_cls,
+                )
+            bindings.append((var, value))
+        if not bindings:
+            raise self.ctx.error(where, "T.Let needs at least one binding in where=")
+        body = self.expr(body_tree)
+        for var, value in reversed(bindings):
+            body = Let(var, value, body, span=self.span(tree))
+        return body
 
 
 class SpecialName:

@@ -328,13 +328,31 @@ def if_then_else(cond, t, f, dtype=None, *, span=None):
     return ops.if_then_else(cond, t, f, span=span)
 
 
-@tir_function("Ramp")
+@tir_function("cast")
+def cast_lower(value, dtype, *, span=None):
+    """TVM's ``T.cast(value, dtype)`` (arguments the other way round from T.Cast)."""
+    return Cast(as_dtype(dtype), as_expr(value, "value"), span=span)
+
+
+@tir_function("bind")
+def bind(value):
+    """``x = T.bind(v)`` binds a variable (a let) even to a literal."""
+    return as_expr(value, "value")
+
+
+@tir_function("meta_var")
+def meta_var(value):
+    """``T.meta_var(v)`` is ``v`` itself (a name for a value, not a variable)."""
+    return value
+
+
+@tir_function("Ramp", "ramp")
 def ramp(base, stride, lanes, *, span=None):
     base, stride = match_types(as_expr(base, "base"), stride)
     return Ramp(base, stride, as_int(lanes, "lanes"), span=span)
 
 
-@tir_function("Broadcast")
+@tir_function("Broadcast", "broadcast")
 def broadcast(value, lanes, *, span=None):
     return Broadcast(as_expr(value, "value"), as_int(lanes, "lanes"), span=span)
 
@@ -387,8 +405,10 @@ for _names, _op in (
 
 
 @tir_function("fabs")
-def fabs(x, *, span=None):
+def fabs(x, dtype=None, *, span=None):
     x = as_expr(x, "x")
+    if dtype is not None and as_dtype(dtype) != x.dtype:
+        raise ArgError(f"T.fabs of a {x.dtype} value has dtype {x.dtype}", "dtype")
     if not x.dtype.element_of().is_float():
         raise ArgError(f"T.fabs needs a float argument, got {x.dtype}", "x")
     return ops.abs(x, span=span)
