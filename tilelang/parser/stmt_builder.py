@@ -106,7 +106,7 @@ class StmtBuilderMixin(AssignBuilderMixin):
             return None
         if self.ret_type is None:
             raise self.error(
-                tree, "a prim_func without a result type (-> T.int32) returns nothing"
+                value_tree, "a prim_func without a result type (-> T.int32) returns nothing"
             )
         value = self.coerce(value, self.ret_type, value_tree, "the result")
         return Evaluate(ops.call_intrin("ret", value, span=self.span(value_tree)),
