@@ -337,7 +337,8 @@ def build_decorated(item, source, aliases, constants, state) -> IRModule:
             raise source.error_at(member, "an @I.ir_module class holds @T.prim_func functions")
         member_kinds = [decorator_kind(source, aliases, d) for d in member.children[:-1]]
         if _RELAX_FUNCTION in member_kinds:
-            name, func = _build_relax(member.children[-1], source, aliases)
+            module_name = str(definition.children[0])
+            name, func = _build_relax(member.children[-1], source, aliases, module_name)
         elif _PRIM_FUNC not in member_kinds:
             raise source.error_at(member.children[0], "a module function needs @T.prim_func")
         else:
@@ -349,11 +350,11 @@ def build_decorated(item, source, aliases, constants, state) -> IRModule:
     return IRModule(functions)
 
 
-def _build_relax(funcdef, source, aliases):
+def _build_relax(funcdef, source, aliases, module_name=None):
     """An ``@R.function`` (graph function), built by :mod:`tilelang.relax.parser`."""
     from tilelang.relax.parser import build_relax_function
 
-    return build_relax_function(funcdef, source, aliases)
+    return build_relax_function(funcdef, source, aliases, module_name)
 
 
 def _is_docstring(stmt) -> bool:

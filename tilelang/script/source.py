@@ -59,6 +59,8 @@ def _namespace_kind(module_name: str) -> str | None:
         return "T"
     if module_name.endswith(".ir") and "script" in module_name:
         return "I"
+    if module_name.endswith(".relax") and "script" in module_name:
+        return "R"
     if module_name in ("tilelang", "tvm", "tilelang.script", "tvm.script"):
         return "tvm"
     return None
