@@ -64,7 +64,13 @@ INTRINSICS: dict[str, OpInfo] = {
     "tvm_load_matrix_sync": OpInfo("tvm_load_matrix_sync", 8, "handle"),
     "tvm_store_matrix_sync": OpInfo("tvm_store_matrix_sync", 8, "handle"),
     "tvm_mma_sync": OpInfo("tvm_mma_sync", 8, "handle"),
-    "assume": OpInfo("assume", 1, "bool"),  # a fact for the simplifier; no runtime effect
+    "assume": OpInfo("assume", 1, "bool"),
+    # the packed-call ABI of lowered host code (TVM's builtins); no backend runs them
+    "tvm_struct_get": OpInfo("tvm_struct_get", 3, "given"),
+    "tvm_struct_set": OpInfo("tvm_struct_set", 4, "given"),
+    "tvm_stack_alloca": OpInfo("tvm_stack_alloca", 2, "handle"),
+    "call_llvm_pure_intrin": OpInfo("call_llvm_pure_intrin", None, "given"),
+    "call_llvm_intrin": OpInfo("call_llvm_intrin", None, "given"),  # a fact for the simplifier; no runtime effect
     "address_of": OpInfo("address_of", 1, "handle"),  # a prim_func's `return value` (TVM's T.ret)
     "tvm_storage_sync": OpInfo("tvm_storage_sync", 1, "handle"),  # GPU barrier (ThreadSync)
 }

@@ -174,6 +174,13 @@ class BufferMethod:
     name: str
 
 
+@attrs.frozen
+class LetSpec:
+    """``T.LetStmt(value)``, consumed by ``with ... as x:`` (classic TVMScript's let)."""
+
+    value: PrimExpr
+
+
 class Captured:
     """A Python function from a decorated function's scope, called while parsing
     (``A[0] = expression(i, j, k)`` with ``expression = lambda i, j, k: ...``)."""

@@ -129,6 +129,11 @@ class StmtBuilderMixin(AssignBuilderMixin):
             return Evaluate(value, span=self.span(tree))
         if isinstance(value, (str, StringImm)) or value is None:
             return None  # a docstring
+        if isinstance(value, S.AttrSpec):  # `T.attr(...)` alone: over the rest, as TVM
+            span = self.stmt_span(tree)
+            return Wrapper(
+                lambda body: AttrStmt(value.node, value.key, value.value, body, span=span)
+            )
         raise self.error(tree, f"this statement has no effect ({describe(value)})")
 
     def apply_directive(self, directive: S.Directive, tree, owner):
@@ -249,7 +254,9 @@ class StmtBuilderMixin(AssignBuilderMixin):
         allocation or declaration holds for the indented body only (the printer's form
         for one that is not last in its sequence, as in TVM)."""
         context_tree = tree.children[0]
-        if not isinstance(value, (S.AllocateSpec, S.DeclBufferSpec)):
+        if isinstance(value, S.LetSpec):
+            value = value.value
+        elif not isinstance(value, (S.AllocateSpec, S.DeclBufferSpec)):
             raise self.error(
                 context_tree,
                 f"`with ... as name` takes T.allocate or T.decl_buffer, not {describe(value)}",

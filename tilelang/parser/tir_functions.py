@@ -129,6 +129,21 @@ def block_attr(attrs):
     return S.Directive("block_attr", as_dict(attrs, "attrs"))
 
 
+@tir_function("target")
+def target(spec, host=None):
+    """``T.target("cuda")`` / ``T.target({"kind": "c"}, host="llvm")``: a
+    :class:`tilelang.target.Target` as an attribute value."""
+    from tilelang.errors import BuildError
+    from tilelang.target import Target
+
+    try:
+        if host is None:
+            return Target(spec)
+        return Target(spec, host=str(Target(host)))
+    except BuildError as exc:
+        raise ArgError(str(exc), "spec") from None
+
+
 @tir_function("func_attr")
 def func_attr(attrs):
     return S.Directive("func_attr", as_dict(attrs, "attrs"))
@@ -185,6 +200,10 @@ def remap(kinds, bindings, dtype="int32"):
 
 def _buffer_spec(shape, dtype, data, strides, elem_offset, scope, offset_factor):
     shape = as_shape(shape)
+    if isinstance(strides, (list, tuple)):
+        # TVM's strides=("A_s0",): a string names a new symbolic stride
+        strides = tuple(Var(s, "int32") if isinstance(s, str) and s.isidentifier() else s
+                        for s in strides)
     strides = as_shape(strides, "strides") if strides is not None else ()
     if elem_offset is not None:
         elem_offset = as_expr(as_index(elem_offset, "elem_offset"), "elem_offset")
@@ -340,6 +359,15 @@ def bind(value):
     return as_expr(value, "value")
 
 
+@tir_function("LetStmt")
+def let_stmt(value, type_annotation=None):
+    """``with T.LetStmt(value) as x:``: ``x`` is bound to ``value`` in the body."""
+    value = as_expr(value, "value")
+    if type_annotation is not None and as_dtype(type_annotation) != value.dtype:
+        raise ArgError(f"the value is {value.dtype}, not {type_annotation}", "type_annotation")
+    return S.LetSpec(value)
+
+
 @tir_function("meta_var")
 def meta_var(value):
     """``T.meta_var(v)`` is ``v`` itself (a name for a value, not a variable)."""
@@ -429,6 +457,8 @@ def call_extern(*args, dtype=None, span=None):
     if not args:
         raise ArgError("T.call_extern needs the name of the C function")
     name = as_str(args[0], "args")
+    if dtype == "":
+        dtype = "handle"  # TVM's void result; tilelang spells an ignored result "handle"
     call = ops.call_extern(
         as_dtype(dtype), name, *(as_expr(a, "args") for a in args[1:]), span=span
     )

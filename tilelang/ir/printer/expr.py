@@ -86,6 +86,8 @@ class ExprPrinter(NodeFunctor):
         if isinstance(obj, dict):
             items = (f"{self.value(k)}: {self.value(v)}" for k, v in obj.items())
             return "{" + ", ".join(items) + "}"
+        if type(obj).__name__ == "Target" and hasattr(obj, "kind"):  # tilelang.target
+            return f"T.target({string_literal(str(obj))})"
         return self.node_ref(obj)
 
     def node_ref(self, obj) -> str:
@@ -167,5 +169,5 @@ class ExprPrinter(NodeFunctor):
             return f'T.type_annotation("{op.dtype}")', P_ATOM
         info = INTRINSICS.get(op.op)
         if info is not None and info.result == "given" and op.op != "if_then_else":
-            args.insert(0, f'"{op.dtype}"')
+            args.append(f'dtype="{op.dtype}"')  # as TVM writes T.tvm_struct_get(..., dtype=)
         return f"T.{op.op}({', '.join(args)})", P_ATOM
