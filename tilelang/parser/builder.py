@@ -164,7 +164,9 @@ class FunctionBuilder(StmtBuilderMixin):
 
     # -------------------------------------------------------------- function
 
-    def build_function(self, tree) -> tuple[str, PrimFunc]:
+    def build_function(self, tree, private: bool = False) -> tuple[str, PrimFunc]:
+        """The name and PrimFunc of a ``def``; a public function (not
+        ``@T.prim_func(private=True)``) gets its name as ``global_symbol``, as in TVM."""
         name_token, parameters, returns, suite = tree.children
         frame = FuncFrame([], {})
         self.ret_type = self.result_type(returns)
@@ -175,7 +177,8 @@ class FunctionBuilder(StmtBuilderMixin):
             body = self.build_body(statements_of(suite), frame)
         body = self.root_block(body, frame, self.span(tree))
         attrs = dict(frame.attrs)
-        attrs.setdefault("global_symbol", str(name_token))
+        if not private:
+            attrs.setdefault("global_symbol", str(name_token))
         # buffer_map in parameter order, whether a buffer came from an annotation or
         # from a T.match_buffer in the body (structural equality compares in order)
         buffer_map = {p: frame.buffer_map[p] for p in frame.params if p in frame.buffer_map}
@@ -325,7 +328,7 @@ def build_decorated(item, source, aliases, constants, state) -> IRModule:
         if _PRIM_FUNC not in kinds:
             raise source.error_at(decorators[0], "a function needs @T.prim_func")
         builder = state["builder"] = FunctionBuilder(source, aliases, constants)
-        name, func = builder.build_function(definition)
+        name, func = builder.build_function(definition, _is_private(decorators))
         return IRModule({name: func})
     if _MODULE not in kinds:
         raise source.error_at(decorators[0], "a class needs @I.ir_module")
@@ -343,11 +346,22 @@ def build_decorated(item, source, aliases, constants, state) -> IRModule:
             raise source.error_at(member.children[0], "a module function needs @T.prim_func")
         else:
             builder = state["builder"] = FunctionBuilder(source, aliases, constants)
-            name, func = builder.build_function(member.children[-1])
+            private = _is_private(member.children[:-1])
+            name, func = builder.build_function(member.children[-1], private)
         if name in functions:
             raise source.error_at(member.children[-1], f"function {name} is defined twice")
         functions[name] = func
     return IRModule(functions)
+
+
+def _is_private(decorators) -> bool:
+    """``@T.prim_func(private=True)``: the literal keyword argument, read from the tree."""
+    for decorator in decorators:
+        arguments = decorator.children[1] if len(decorator.children) > 1 else None
+        for arg in arguments.children if arguments is not None else ():
+            if isinstance(arg, Tree) and arg.data == "kwarg" and str(arg.children[0]) == "private":
+                return isinstance(arg.children[1], Tree) and arg.children[1].data == "true"
+    return False
 
 
 def _build_relax(funcdef, source, aliases, module_name=None):

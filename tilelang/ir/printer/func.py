@@ -195,7 +195,9 @@ class ScriptPrinter(StmtPrinter):
 
     # -- functions
     def print_prim_func(self, func: PrimFunc, name: str) -> None:
-        self.emit("@T.prim_func")
+        # a function without a global symbol is private (TVM prints it the same way)
+        private = "global_symbol" not in func.attrs
+        self.emit("@T.prim_func(private=True)" if private else "@T.prim_func")
         matched, size_vars, params = [], [], []
         for param in func.params:
             buffer = func.buffer_map.get(param)
