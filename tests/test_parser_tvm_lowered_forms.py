@@ -1,0 +1,118 @@
+"""TVMScript forms of lowered and annotated programs as TVM prints them: targets in
+attributes, private functions, statement-level ``T.attr``, classic ``T.LetStmt``,
+symbolic strides named by strings, packed-call builtins and void extern calls. Each
+is checked by what it builds and by a print -> parse round trip."""
+
+from __future__ import annotations
+
+import pytest
+
+import tilelang
+from tilelang.errors import TIRSyntaxError
+from tilelang.ir import assert_structural_equal
+from tilelang.ir.stmt import AttrStmt, LetStmt
+from tilelang.target import Target
+
+
+def roundtrip(text: str):
+    mod = tilelang.parse(text)
+    printed = mod.script()
+    assert_structural_equal(mod, tilelang.parse(printed), map_free_vars=True)
+    return mod, printed
+
+
+def test_targets_are_attribute_values():
+    mod, printed = roundtrip("""
+@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    T.func_attr({"target": T.target("cuda", host="llvm"),
+                 "other": T.target({"kind": "c", "keys": ["cpu"], "num-cores": 4})})
+    A[0] = 1
+""")
+    attrs = mod["f"].attrs
+    assert attrs["target"] == Target("cuda", host="llvm")
+    assert attrs["other"].kind == "c" and attrs["other"].num_cores == 4
+    assert 'T.target("cuda -host=llvm")' in printed
+    assert 'T.target({"kind": "c", "keys": ["cpu"], "num-cores": 4})' in printed
+
+
+def test_an_unknown_target_is_a_located_error():
+    with pytest.raises(TIRSyntaxError, match="unknown target kind 'quantum'") as info:
+        tilelang.parse("""
+@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    T.func_attr({"target": T.target("quantum")})
+    A[0] = 1
+""")
+    assert (info.value.line, info.value.column) == (4, 37)
+
+
+def test_private_functions_have_no_global_symbol():
+    mod, printed = roundtrip("""
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def helper(A: T.Buffer((4,), "int32")):
+        A[0] = 1
+
+    @T.prim_func
+    def main(A: T.Buffer((4,), "int32")):
+        A[1] = 2
+""")
+    assert "global_symbol" not in mod["helper"].attrs
+    assert mod["main"].attrs["global_symbol"] == "main"
+    assert "@T.prim_func(private=True)\n    def helper" in printed
+
+
+def test_statement_attr_holds_over_the_rest():
+    mod, printed = roundtrip("""
+@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    A[0] = 1
+    T.attr(0, "device_id", 0)
+    A[1] = 2
+    A[2] = 3
+""")
+    first, attr = mod["f"].body.seq
+    assert isinstance(attr, AttrStmt) and attr.attr_key == "device_id"
+    assert len(attr.body.seq) == 2
+
+
+def test_classic_let_stmt_with_as():
+    mod, _ = roundtrip("""
+@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    with T.LetStmt(3) as x:
+        A[0] = x + 1
+    A[1] = 2
+""")
+    let = mod["f"].body.seq[0]
+    assert isinstance(let, LetStmt) and let.value.value == 3
+
+
+def test_string_strides_are_new_symbolic_variables():
+    mod, printed = roundtrip("""
+@T.prim_func
+def f(a: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n, 4), strides=("A_s0", "A_s1"), buffer_type="auto")
+    A[0, 0] = T.float32(1)
+""")
+    (buffer,) = mod["f"].buffer_map.values()
+    assert [s.name for s in buffer.strides] == ["A_s0", "A_s1"]
+    assert "A_s0 = T.int32()" in printed
+
+
+def test_packed_call_builtins_and_void_extern_calls():
+    mod, printed = roundtrip("""
+@T.prim_func
+def f(args: T.handle, n: T.int32):
+    stack: T.let[T.handle] = T.tvm_stack_alloca("arg_value", 10)
+    arg0: T.let[T.handle] = T.tvm_struct_get(args, 0, 12, dtype="handle")
+    T.evaluate(T.tvm_struct_set(stack, 0, 12, T.cast(n, "int64"), dtype="int32"))
+    T.evaluate(T.call_extern("copy", arg0, stack, dtype=""))
+""")
+    assert 'T.tvm_struct_get(args, 0, 12, dtype="handle")' in printed
+    assert 'T.tvm_struct_set(stack, 0, 12, T.Cast("int64", n), dtype="int32")' in printed
+    assert 'T.call_extern("handle", "copy", arg0, stack)' in printed
+    with pytest.raises(tilelang.errors.BuildError):
+        tilelang.build(mod, target="c")
