@@ -267,7 +267,8 @@ class Block(Stmt):
     reduction block runs on its first reduction iteration.
     """
 
-    iter_vars: tuple = child(converter=tuple)
+    # the iterators first: match_buffers sources and regions mention them
+    iter_vars: tuple = child(first=True, converter=tuple)
     reads: tuple = child(converter=tuple)
     writes: tuple = child(converter=tuple)
     name_hint: str = plain()
