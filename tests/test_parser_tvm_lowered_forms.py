@@ -138,3 +138,40 @@ def f(a: T.handle, b: T.handle):
                         B[0] += D[x, 0, y]
 """)
     assert_structural_equal(mod, tilelang.parse(mod.script()))
+
+
+MODULE_ATTRS = """
+@I.ir_module
+class Module:
+    I.module_attrs({"attr": 10, "name": "m"})
+
+    @T.prim_func
+    def f(A: T.Buffer((4,), "int32")):
+        A[1] = 2
+"""
+
+
+def test_module_attrs_in_text():
+    mod, printed = roundtrip(MODULE_ATTRS)
+    assert dict(mod.attrs) == {"attr": 10, "name": "m"}
+    assert printed.startswith('@I.ir_module\nclass Module:\n    I.module_attrs({"attr": 10, "name": "m"})\n')
+
+
+def test_module_attrs_in_a_decorated_class():
+    from tilelang.script import ir as I
+    from tilelang.script import tir as T
+
+    @I.ir_module(s_tir=True)
+    class Module:
+        I.module_attrs({"attr": 10})
+
+        @T.prim_func(s_tir=True)
+        def f(A: T.Buffer((4,), "int32")):
+            A[1] = 2
+
+    assert dict(Module.attrs) == {"attr": 10} and set(Module.functions) == {"f"}
+
+
+def test_module_attrs_takes_a_dict():
+    with pytest.raises(TIRSyntaxError, match="I.module_attrs takes a dict, not int 3"):
+        tilelang.parse(MODULE_ATTRS.replace('{"attr": 10, "name": "m"}', "3"))

@@ -332,9 +332,13 @@ def build_decorated(item, source, aliases, constants, state) -> IRModule:
         return IRModule({name: func})
     if _MODULE not in kinds:
         raise source.error_at(decorators[0], "a class needs @I.ir_module")
-    functions = {}
+    functions, module_attrs = {}, {}
     for member in statements_of(definition.children[-1]):
         if member.data == "expr_stmt" and _is_docstring(member) or member.data == "pass_stmt":
+            continue
+        if member.data == "expr_stmt" and _is_module_attrs(member, aliases):
+            call = member.children[0].children[0]
+            module_attrs.update(_module_attrs(call, source, aliases, constants))
             continue
         if member.data != "decorated" or member.children[-1].data != "funcdef":
             raise source.error_at(member, "an @I.ir_module class holds @T.prim_func functions")
@@ -351,7 +355,36 @@ def build_decorated(item, source, aliases, constants, state) -> IRModule:
         if name in functions:
             raise source.error_at(member.children[-1], f"function {name} is defined twice")
         functions[name] = func
-    return IRModule(functions)
+    return IRModule(functions, module_attrs)
+
+
+def _is_module_attrs(stmt, aliases) -> bool:
+    """``I.module_attrs({...})`` as a member of an ``@I.ir_module`` class."""
+    tree = stmt.children[0].children[0] if stmt.children[0].data == "testlist" else stmt.children[0]
+    if not (isinstance(tree, Tree) and tree.data == "call"):
+        return False
+    callee = tree.children[0]
+    if not (isinstance(callee, Tree) and callee.data == "getattr"):
+        return False
+    head = callee.children[0]
+    return (
+        str(callee.children[1]) == "module_attrs"
+        and isinstance(head, Tree)
+        and head.data == "name"
+        and aliases.names.get(str(head.children[0])) == "I"
+    )
+
+
+def _module_attrs(call, source, aliases, constants) -> dict:
+    """The dict of ``I.module_attrs({...})``, evaluated as a TIR value."""
+    arguments = call.children[1]
+    args = [] if arguments is None else [a for a in arguments.children if a is not None]
+    if len(args) != 1 or (isinstance(args[0], Tree) and args[0].data == "kwarg"):
+        raise source.error_at(call, "I.module_attrs takes one dict")
+    value = FunctionBuilder(source, aliases, constants).exprs.eval(args[0])
+    if not isinstance(value, dict):
+        raise source.error_at(args[0], f"I.module_attrs takes a dict, not {describe(value)}")
+    return value
 
 
 def _is_private(decorators) -> bool:

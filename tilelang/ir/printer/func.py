@@ -262,6 +262,9 @@ class ScriptPrinter(StmtPrinter):
         self.emit("class Module:")
         self.indent += 1
         try:
+            if mod.attrs:
+                self.emit(f"I.module_attrs({self.value(dict(mod.attrs))})")
+                self.lines.append("")
             for index, (name, func) in enumerate(mod.functions.items()):
                 if index:
                     self.lines.append("")
