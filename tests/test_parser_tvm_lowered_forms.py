@@ -175,3 +175,38 @@ def test_module_attrs_in_a_decorated_class():
 def test_module_attrs_takes_a_dict():
     with pytest.raises(TIRSyntaxError, match="I.module_attrs takes a dict, not int 3"):
         tilelang.parse(MODULE_ATTRS.replace('{"attr": 10, "name": "m"}', "3"))
+
+
+def test_thread_launches_print_as_tvm_and_builds_reject_them():
+    mod, printed = roundtrip("""
+@T.prim_func
+def f(A: T.Buffer((64, 16), "float32")):
+    i0 = T.env_thread("blockIdx.x")
+    with T.launch_thread(i0, 4):
+        tx = T.launch_thread("threadIdx.x", 16)
+        with T.launch_thread("vthread", 2) as vt:
+            A[i0 * 16 + vt, tx] = T.float32(1)
+        A[i0, tx] = T.float32(2)
+    T.launch_thread(i0, 8)
+    A[i0, 0] = T.float32(3)
+""")
+    first, second = mod["f"].body.seq
+    assert isinstance(first, AttrStmt) and first.attr_key == "thread_extent"
+    assert first.node.thread_tag == "blockIdx.x" and first.value.value == 4
+    assert second.node.var is first.node.var  # one env_thread variable, launched twice
+    assert 'i0 = T.env_thread("blockIdx.x")' in printed
+    assert 'tx = T.launch_thread("threadIdx.x", 16)' in printed
+    assert 'with T.launch_thread("vthread", 2) as vt:' in printed
+    with pytest.raises(tilelang.errors.TIRSyntaxError, match="i0 is used but not defined"):
+        tilelang.build(mod, target="python")
+
+
+def test_launch_of_a_plain_variable_is_a_located_error():
+    with pytest.raises(TIRSyntaxError, match="n is not a T.env_thread variable") as info:
+        tilelang.parse("""
+@T.prim_func
+def f(A: T.Buffer((4,), "float32"), n: T.int32):
+    with T.launch_thread(n, 4):
+        A[0] = T.float32(1)
+""")
+    assert info.value.line == 4

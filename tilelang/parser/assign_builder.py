@@ -8,6 +8,8 @@ from lark import Tree
 
 from tilelang.ir import (
     Allocate,
+    AttrStmt,
+    Range,
     Buffer,
     BufferLoad,
     BufferRegion,
@@ -119,6 +121,15 @@ class AssignBuilderMixin:
         if isinstance(value, S.BufferSpec):
             self.scopes.define(name, value.make(name, span))
             return None
+        if isinstance(value, S.EnvThreadSpec):
+            var = Var(name, "int32", span=span)
+            self.env_threads[var] = value.tag
+            self.scopes.define(name, var)
+            return None
+        if isinstance(value, S.LaunchSpec) and isinstance(value.thread, str):
+            var = Var(name, "int32", span=span)
+            self.scopes.define(name, var)
+            return self.launch(var, value.thread, value.extent, span)
         if isinstance(value, S.AllocBufferSpec):
             return self.alloc_buffer(name, value, tree, owner)
         if isinstance(value, S.MatchBufferSpec):
@@ -148,6 +159,19 @@ class AssignBuilderMixin:
             self.scopes.define(name, value)
             return None
         raise self.error(tree, f"cannot assign {describe(value)} to a name")
+
+    def launch(self, var, tag: str, extent, span) -> Wrapper:
+        """TVM's thread launch: ``AttrStmt(IterVar(var, tag), "thread_extent", extent)``
+        over the rest of the body."""
+        iv = IterVar(Range(const(0, var.dtype), extent), var, IterVar.ThreadIndex, tag, span=span)
+        return Wrapper(lambda body: AttrStmt(iv, "thread_extent", extent, body, span=span))
+
+    def launch_spec(self, spec: S.LaunchSpec, tree) -> Wrapper:
+        """``T.launch_thread(v, extent)`` of a ``T.env_thread`` variable ``v``."""
+        tag = self.env_threads.get(spec.thread)
+        if tag is None:
+            raise self.error(tree, f"{spec.thread.name} is not a T.env_thread variable")
+        return self.launch(spec.thread, tag, spec.extent, self.stmt_span(tree))
 
     def alloc_buffer(self, name, spec: S.AllocBufferSpec, tree, owner):
         """Directly in the function body or a block, the block (or the root block)

@@ -83,6 +83,7 @@ class FunctionBuilder(StmtBuilderMixin):
         self.last_tree = None
         self._lines = None
         self.ret_type = None  # the result dtype of the function being built
+        self.env_threads: dict = {}  # T.env_thread variables -> their thread tags
 
     # ------------------------------------------------------------- utilities
 

@@ -175,6 +175,22 @@ class BufferMethod:
 
 
 @attrs.frozen
+class EnvThreadSpec:
+    """``T.env_thread("blockIdx.x")``: a thread index variable, named by the assignment."""
+
+    tag: str
+
+
+@attrs.frozen
+class LaunchSpec:
+    """``T.launch_thread(thread, extent)``: ``thread`` is a tag (a new variable, named by
+    the assignment or ``as``) or a variable from ``T.env_thread``."""
+
+    thread: object
+    extent: PrimExpr
+
+
+@attrs.frozen
 class LetSpec:
     """``T.LetStmt(value)``, consumed by ``with ... as x:`` (classic TVMScript's let)."""
 

@@ -129,6 +129,8 @@ class StmtBuilderMixin(AssignBuilderMixin):
             return Evaluate(value, span=self.span(tree))
         if isinstance(value, (str, StringImm)) or value is None:
             return None  # a docstring
+        if isinstance(value, S.LaunchSpec) and not isinstance(value.thread, str):
+            return self.launch_spec(value, tree)  # over the rest of the body
         if isinstance(value, S.AttrSpec):  # `T.attr(...)` alone: over the rest, as TVM
             span = self.stmt_span(tree)
             return Wrapper(
@@ -239,6 +241,8 @@ class StmtBuilderMixin(AssignBuilderMixin):
         if isinstance(value, S.AttrSpec):
             body = self.build_suite(suite)
             return AttrStmt(value.node, value.key, value.value, body, span=self.stmt_span(tree))
+        if isinstance(value, S.LaunchSpec) and not isinstance(value.thread, str):
+            return self.launch_spec(value, context_tree).make(self.build_suite(suite))
         if isinstance(value, S.AssertSpec):
             condition = self.exprs.condition(value.condition, context_tree)
             kind, message = assert_message(self, value.message, context_tree)
@@ -256,7 +260,7 @@ class StmtBuilderMixin(AssignBuilderMixin):
         context_tree = tree.children[0]
         if isinstance(value, S.LetSpec):
             value = value.value
-        elif not isinstance(value, (S.AllocateSpec, S.DeclBufferSpec)):
+        elif not isinstance(value, (S.AllocateSpec, S.DeclBufferSpec, S.LaunchSpec)):
             raise self.error(
                 context_tree,
                 f"`with ... as name` takes T.allocate or T.decl_buffer, not {describe(value)}",

@@ -323,6 +323,19 @@ def assert_(condition, message):
     return S.AssertSpec(as_expr(condition, "condition"), message)
 
 
+@tir_function("env_thread")
+def env_thread(thread_tag):
+    return S.EnvThreadSpec(as_str(thread_tag, "thread_tag"))
+
+
+@tir_function("launch_thread")
+def launch_thread(thread, extent):
+    if not isinstance(thread, (str, Var)):
+        raise ArgError(f"expected a thread tag or a T.env_thread variable, got {_kind(thread)}",
+                       "thread")
+    return S.LaunchSpec(thread, as_expr(as_index(extent, "extent"), "extent"))
+
+
 @tir_function("attr")
 def attr(node, attr_key, value):
     return S.AttrSpec(node, as_str(attr_key, "attr_key"), as_expr(value, "value"))

@@ -112,6 +112,11 @@ def _free_vars(func: PrimFunc, declared) -> list:
             self.declared_data.append(stmt.buffer.data)
             self.generic_visit(stmt)
 
+        def visit_attr_stmt(self, stmt):
+            if isinstance(stmt.node, S.IterVar):  # a thread launch defines its variable
+                self.bound.add(id(stmt.node.var))
+            self.generic_visit(stmt)
+
         def visit_block(self, block):
             for buffer in (*block.alloc_buffers, *(m.buffer for m in block.match_buffers)):
                 self.bound.add(id(buffer.data))
@@ -129,6 +134,21 @@ def _free_vars(func: PrimFunc, declared) -> list:
             seen.add(id(var))
             result.append(var)
     return result
+
+
+def _relaunched_threads(func: PrimFunc) -> list:
+    """``(var, thread tag)`` of the thread variables that several launches share."""
+    from tilelang.ir.functor import post_order_visit
+
+    launches: dict = {}
+
+    def visit(node):
+        if isinstance(node, S.AttrStmt) and isinstance(node.node, S.IterVar):
+            entry = launches.setdefault(id(node.node.var), [node.node.var, node.node.thread_tag, 0])
+            entry[2] += 1
+
+    post_order_visit(func.body, visit)
+    return [(var, tag) for var, tag, count in launches.values() if count > 1]
 
 
 class ScriptPrinter(StmtPrinter):
@@ -230,6 +250,9 @@ class ScriptPrinter(StmtPrinter):
             # text parses back (TVM prints them the same way)
             for var in _free_vars(func, size_vars):
                 self.emit(f"{self.define_var(var)} = {self.size_var_call(var)}")
+            # a thread variable launched more than once is declared once, as TVM does
+            for var, tag in _relaunched_threads(func):
+                self.emit(f"{self.define_var(var)} = T.env_thread({string_literal(tag)})")
             if func.attrs and attrs_late:
                 self.emit(f"T.func_attr({self.value(func.attrs)})")
             for param, buffer in matched:

@@ -98,9 +98,32 @@ class StmtPrinter(ExprPrinter):
         self.body(op.body)
 
     def visit_attr_stmt(self, op: S.AttrStmt):
+        if isinstance(op.node, S.IterVar) and op.attr_key == "thread_extent":
+            return self.launch_thread(op)
         node = self.value(op.node)
         self.emit(f"with T.attr({node}, {string_literal(op.attr_key)}, {self.expr(op.value)}):")
         self.body(op.body)
+
+    def launch_thread(self, op: S.AttrStmt):
+        """A thread launch, as TVM prints it: ``bx = T.launch_thread("blockIdx.x", 8)``
+        over the rest of the body (``with ... as bx:`` when not last); a variable launched
+        again is written ``with T.launch_thread(bx, 8):``."""
+        var, tag = op.node.var, string_literal(op.node.thread_tag)
+        extent = self.expr(op.value)
+        if self.names.lookup(var) is not None:
+            if self.tail:
+                self.emit(f"T.launch_thread({self.var_name(var)}, {extent})")
+                self.print_stmt(op.body, tail=True)
+            else:
+                self.emit(f"with T.launch_thread({self.var_name(var)}, {extent}):")
+                self.body(op.body)
+        elif self.tail:
+            self.emit(f"{self.define_var(var)} = T.launch_thread({tag}, {extent})")
+            self.print_stmt(op.body, tail=True)
+        else:
+            with self.scope():
+                self.emit(f"with T.launch_thread({tag}, {extent}) as {self.define_var(var)}:")
+                self.body(op.body)
 
     def visit_let_stmt(self, op: S.LetStmt):
         tail = self.tail
