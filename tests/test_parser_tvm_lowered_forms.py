@@ -210,3 +210,33 @@ def f(A: T.Buffer((4,), "float32"), n: T.int32):
         A[0] = T.float32(1)
 """)
     assert info.value.line == 4
+
+
+def test_allocate_const_runs_on_python_and_is_rejected_elsewhere():
+    import numpy as np
+
+    mod, printed = roundtrip("""
+@T.prim_func
+def f(A: T.Buffer((2, 2), "float32"), B: T.Buffer((2, 2), "float32")):
+    K = T.allocate_const([[1.0, 2.0], [3.0, 4.0]], dtype="float32", extents=[2, 2])
+    Kb = T.decl_buffer((2, 2), "float32", data=K)
+    for i, j in T.grid(2, 2):
+        B[i, j] = A[i, j] * Kb[i, j]
+""")
+    assert 'K = T.allocate_const([1.0, 2.0, 3.0, 4.0], "float32", [2, 2])' in printed
+    a, b = np.full((2, 2), 2, "float32"), np.zeros((2, 2), "float32")
+    tilelang.build(mod, target="python")["f"](a, b)
+    np.testing.assert_array_equal(b, [[2, 4], [6, 8]])
+    for target in ("c", "llvm"):
+        with pytest.raises(tilelang.errors.BuildError, match="allocate_const"):
+            tilelang.build(mod, target=target)
+
+
+def test_allocate_const_checks_its_values():
+    with pytest.raises(TIRSyntaxError, match="3 values for extents of 4 elements"):
+        tilelang.parse("""
+@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    K = T.allocate_const([1, 2, 3], "int32", [4])
+    A[0] = 1
+""")

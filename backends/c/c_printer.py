@@ -243,6 +243,9 @@ class CLikePrinter(NodeFunctor):
         self.visit(op.body)
         self.close_block()
 
+    def visit_allocate_const(self, op: S.AllocateConst) -> None:
+        raise BuildError(f"{type(self).__name__} does not support T.allocate_const")
+
     def visit_allocate(self, op: S.Allocate) -> None:
         elem = self.type_name(op.dtype)
         count = self._product(op.extents)

@@ -177,6 +177,12 @@ class FunctionWriter(NodeFunctor):
         self.emit(f"{name} = np.empty({size}, dtype={np_type(s.dtype)}){scope}")
         self.stmt(s.body)
 
+    def visit_allocate_const(self, s):
+        name = self.names.get(s.buffer_var)
+        self.array_name[id(s.buffer_var)] = name
+        self.emit(f"{name} = np.array({list(s.data)!r}, dtype={np_type(s.dtype)})")
+        self.stmt(s.body)
+
     def visit_decl_buffer(self, s):
         data = s.buffer.data
         if id(data) not in self.array_name:

@@ -68,6 +68,7 @@ from tilelang.ir.functor import (
 from tilelang.ir.node import Node, Span
 from tilelang.ir.stmt import (
     Allocate,
+    AllocateConst,
     AssertStmt,
     AttrStmt,
     Block,

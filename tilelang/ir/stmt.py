@@ -176,6 +176,20 @@ class Allocate(Stmt):
 
 
 @attrs.frozen(eq=False, repr=False)
+class AllocateConst(Stmt):
+    """Constant storage: ``data`` (the values, flat, row-major) of ``dtype`` with shape
+    ``extents`` behind ``buffer_var`` for ``body`` (TVM's ``T.allocate_const``)."""
+
+    buffer_var: E.Var = define()
+    dtype: DataType = plain(converter=DataType)
+    extents: tuple = child(converter=lambda xs: tuple(map(convert, xs)))
+    data: tuple = plain(converter=tuple)
+    body: Stmt = child()
+    annotations: dict = plain(factory=dict, converter=_frozen_dict)
+    span: object = span_field()
+
+
+@attrs.frozen(eq=False, repr=False)
 class DeclBuffer(Stmt):
     """Declares ``buffer`` (over storage allocated elsewhere) for ``body``."""
 

@@ -8,6 +8,7 @@ from lark import Tree
 
 from tilelang.ir import (
     Allocate,
+    AllocateConst,
     AttrStmt,
     Range,
     Buffer,
@@ -132,6 +133,15 @@ class AssignBuilderMixin:
             return self.launch(var, value.thread, value.extent, span)
         if isinstance(value, S.AllocBufferSpec):
             return self.alloc_buffer(name, value, tree, owner)
+        if isinstance(value, S.AllocateConstSpec):
+            var = Var(name, "handle", span=span)
+            self.scopes.define(name, var)
+            return Wrapper(
+                lambda body: AllocateConst(
+                    var, value.dtype, value.extents, value.data, body, value.annotations,
+                    span=span,
+                )
+            )
         if isinstance(value, S.MatchBufferSpec):
             return self.match_buffer(name, value, tree, owner)
         if isinstance(value, S.DeclBufferSpec):

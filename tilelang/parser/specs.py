@@ -191,6 +191,17 @@ class LaunchSpec:
 
 
 @attrs.frozen
+class AllocateConstSpec:
+    """``T.allocate_const(data, dtype, extents)``: constant storage, named by the
+    assignment (or ``with ... as``)."""
+
+    data: tuple
+    dtype: DataType
+    extents: tuple
+    annotations: dict
+
+
+@attrs.frozen
 class LetSpec:
     """``T.LetStmt(value)``, consumed by ``with ... as x:`` (classic TVMScript's let)."""
 

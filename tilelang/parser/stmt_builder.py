@@ -260,7 +260,9 @@ class StmtBuilderMixin(AssignBuilderMixin):
         context_tree = tree.children[0]
         if isinstance(value, S.LetSpec):
             value = value.value
-        elif not isinstance(value, (S.AllocateSpec, S.DeclBufferSpec, S.LaunchSpec)):
+        elif not isinstance(
+            value, (S.AllocateSpec, S.AllocateConstSpec, S.DeclBufferSpec, S.LaunchSpec)
+        ):
             raise self.error(
                 context_tree,
                 f"`with ... as name` takes T.allocate or T.decl_buffer, not {describe(value)}",

@@ -10,7 +10,19 @@ from __future__ import annotations
 
 import attrs
 
-from tilelang.ir import BufferRegion, Call, Cast, IterVar, Range, StringImm, Var, const, convert
+from tilelang.ir import (
+    BufferRegion,
+    Call,
+    Cast,
+    FloatImm,
+    IntImm,
+    IterVar,
+    Range,
+    StringImm,
+    Var,
+    const,
+    convert,
+)
 from tilelang.ir import op as ops
 from tilelang.ir.convert import binary, match_types
 from tilelang.ir.expr import Broadcast, Ramp
@@ -321,6 +333,33 @@ def assert_(condition, message):
     if not isinstance(message, tuple):  # ("ValueError", ["..."]) is checked by `with`
         message = as_str(message, "message")
     return S.AssertSpec(as_expr(condition, "condition"), message)
+
+
+@tir_function("allocate_const")
+def allocate_const(data, dtype, extents, annotations=None):
+    dtype = as_dtype(dtype)
+    extents = as_shape(extents, "extents")
+    values = _flat_numbers(data)
+    count = 1
+    for extent in extents:
+        count = count * extent.value if isinstance(extent, IntImm) and count is not None else None
+    if count is not None and count != len(values):
+        raise ArgError(f"{len(values)} values for extents of {count} elements", "data")
+    kind = float if dtype.is_float() else int
+    if kind is int and any(isinstance(v, float) and not v.is_integer() for v in values):
+        raise ArgError(f"{dtype} constants must be integers", "data")
+    return S.AllocateConstSpec(tuple(kind(v) for v in values), dtype, extents,
+                               as_dict(annotations, "annotations"))
+
+
+def _flat_numbers(data) -> list:
+    if isinstance(data, (list, tuple)):
+        return [x for item in data for x in _flat_numbers(item)]
+    if isinstance(data, (IntImm, FloatImm)):
+        return [data.value]
+    if isinstance(data, bool) or not isinstance(data, (int, float)):
+        raise ArgError(f"T.allocate_const takes numbers, got {_kind(data)}", "data")
+    return [data]
 
 
 @tir_function("env_thread")

@@ -164,6 +164,21 @@ class StmtPrinter(ExprPrinter):
             self.emit(f"with {call} as {self.define_var(op.buffer_var)}:")
             self.body(op.body)
 
+    def visit_allocate_const(self, op: S.AllocateConst):
+        extents = ", ".join(self.expr(x) for x in op.extents)
+        values = ", ".join(self.value(v) for v in op.data)
+        args = [f"[{values}]", f'"{op.dtype}"', f"[{extents}]"]
+        if op.annotations:
+            args.append(f"annotations={self.value(op.annotations)}")
+        call = f"T.allocate_const({', '.join(args)})"
+        if self.tail:
+            self.emit(f"{self.define_var(op.buffer_var)} = {call}")
+            self.print_stmt(op.body, tail=True)
+            return
+        with self.scope():
+            self.emit(f"with {call} as {self.define_var(op.buffer_var)}:")
+            self.body(op.body)
+
     def visit_decl_buffer(self, op: S.DeclBuffer):
         tail = self.tail
         call = self.buffer_call("T.decl_buffer", op.buffer, data=True)
