@@ -24,7 +24,6 @@ from tilelang.backends.c.names import ScopedNames, is_identifier
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.dtype import DataType
 from tilelang.ir.functor import NodeFunctor, substitute
 
 _FLOAT_CALLS = {
@@ -356,8 +355,10 @@ class CLikePrinter(NodeFunctor):
         fmt = self.intrinsic_formats.get(op.op)
         if fmt is not None:
             return fmt.format(*(self.expr(a) for a in op.args))
-        if op.op == "popcount":
-            return self._popcount(op)
+        if op.op == "popcount":  # set bits at the value's width (two's complement)
+            unsigned = self.type_names[f"uint{op.dtype.element_of().bits}"]
+            cast = f"({unsigned})({self.expr(op.args[0])})"
+            return f"(({self.type_name(op.dtype)}){self.popcount_builtin}({cast}))"
         if op.op == "abs":
             if op.dtype.is_float():
                 return self._math("fabs", op.dtype, op.args)
@@ -365,15 +366,7 @@ class CLikePrinter(NodeFunctor):
             return f"(({x} < 0) ? (-{x}) : {x})"
         return self._float_intrinsic(op)
 
-    #: the count-of-set-bits builtin of the compiler (64-bit unsigned argument)
-    popcount_builtin = "__builtin_popcountll"
-
-    def _popcount(self, op: E.Call) -> str:
-        """Set bits of the value at its own width (negative values in two's complement)."""
-        bits = op.dtype.element_of().bits
-        unsigned = self.type_name(DataType(f"uint{bits}"))
-        x = self.expr(op.args[0])
-        return f"(({self.type_name(op.dtype)}){self.popcount_builtin}(({unsigned})({x})))"
+    popcount_builtin = "__builtin_popcountll"  # the compiler's 64-bit count of set bits
 
     def _float_intrinsic(self, op: E.Call) -> str:
         one = c_float_literal(1.0, op.dtype.bits)
