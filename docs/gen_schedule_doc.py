@@ -43,6 +43,7 @@ NOT_PRIMITIVES = frozenset(
         "get",
         "remove_rv",
         "get_block",
+        "get_sblock",
         "get_loops",
         "get_child_blocks",
         "get_producers",

@@ -30,7 +30,7 @@ from tilelang.ir.functor import NodeFunctor, substitute
 _FLOAT_CALLS = {
     "exp", "exp2", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "asin",
     "acos", "atan", "sinh", "cosh", "tanh", "erf", "floor", "ceil", "trunc", "nearbyint",
-    "pow", "atan2", "fmod", "fabs",
+    "pow", "atan2", "fmod", "fabs", "asinh", "acosh", "atanh", "hypot", "copysign", "nextafter",
 }  # fmt: skip
 
 
@@ -251,6 +251,9 @@ class CLikePrinter(NodeFunctor):
         self.visit(op.body)
         self.close_block()
 
+    def visit_allocate_const(self, op: S.AllocateConst) -> None:
+        raise BuildError(f"{type(self).__name__} does not support T.allocate_const")
+
     def visit_allocate(self, op: S.Allocate) -> None:
         elem = self.type_name(op.dtype)
         count = self._product(op.extents)
@@ -361,12 +364,18 @@ class CLikePrinter(NodeFunctor):
         fmt = self.intrinsic_formats.get(op.op)
         if fmt is not None:
             return fmt.format(*(self.expr(a) for a in op.args))
+        if op.op == "popcount":  # set bits at the value's width (two's complement)
+            unsigned = self.type_names[f"uint{op.dtype.element_of().bits}"]
+            cast = f"({unsigned})({self.expr(op.args[0])})"
+            return f"(({self.type_name(op.dtype)}){self.popcount_builtin}({cast}))"
         if op.op == "abs":
             if op.dtype.is_float():
                 return self._math("fabs", op.dtype, op.args)
             x = self.expr(op.args[0])
             return f"(({x} < 0) ? (-{x}) : {x})"
         return self._float_intrinsic(op)
+
+    popcount_builtin = "__builtin_popcountll"  # the compiler's 64-bit count of set bits
 
     def _float_intrinsic(self, op: E.Call) -> str:
         one = c_float_literal(1.0, op.dtype.bits)

@@ -21,7 +21,8 @@ _DECLARED = frozenset(
     """abs labs llabs fabs fabsf sqrt sqrtf exp expf exp2 exp2f log logf log2 log2f log10
     log10f log1p log1pf pow powf sin sinf cos cosf tan tanf tanh tanhf sinh sinhf cosh
     coshf asin asinf acos acosf atan atanf atan2 atan2f erf erff floor floorf ceil ceilf
-    round roundf trunc truncf nearbyint nearbyintf fmod fmodf fmin fminf fmax fmaxf malloc
+    round roundf trunc truncf nearbyint nearbyintf fmod fmodf fmin fminf fmax fmaxf asinh asinhf
+    acosh acoshf atanh atanhf hypot hypotf copysign copysignf nextafter nextafterf malloc
     free memcpy memset printf""".split()
 )
 

@@ -46,6 +46,7 @@ class CUDAPrinter(CLikePrinter):
     """The CUDA C++ dialect of the C-like printer (see the module docstring)."""
 
     type_names = {**CLikePrinter.type_names, "float16": "half"}
+    popcount_builtin = "__popcll"
     restrict_keyword = "__restrict__"
     parallel_pragma = None  # a parallel loop inside a kernel runs serially per thread
     simd_pragma = "#pragma unroll"  # vector lanes: unrolled by nvcc

@@ -251,6 +251,9 @@ class CodeGenLLVM(ExprEmitter):
         self.builder.branch(header)
         self.builder.position_at_end(done)
 
+    def visit_allocate_const(self, op):
+        raise BuildError("the llvm backend does not support T.allocate_const")
+
     def visit_allocate(self, op):
         elem = storage_type(op.dtype)
         count = 1

@@ -28,11 +28,14 @@ _LLVM_MATH = {
     "cos": "llvm.cos", "tan": "llvm.tan", "asin": "llvm.asin", "acos": "llvm.acos",
     "atan": "llvm.atan", "sinh": "llvm.sinh", "cosh": "llvm.cosh", "tanh": "llvm.tanh",
     "floor": "llvm.floor", "ceil": "llvm.ceil", "trunc": "llvm.trunc", "round": "llvm.nearbyint",
-    "nearbyint": "llvm.nearbyint", "pow": "llvm.pow",
+    "nearbyint": "llvm.nearbyint", "pow": "llvm.pow", "copysign": "llvm.copysign",
 }  # fmt: skip
 
 #: tilelang name -> libm function (double precision name; ``f`` is appended for float32)
-_LIBM = {"log1p": "log1p", "erf": "erf", "atan2": "atan2"}
+_LIBM = {
+    "log1p": "log1p", "erf": "erf", "atan2": "atan2", "asinh": "asinh", "acosh": "acosh",
+    "atanh": "atanh", "hypot": "hypot", "nextafter": "nextafter",
+}  # fmt: skip
 
 
 def emit_call(emitter, op: E.Call):
@@ -127,6 +130,19 @@ def _shift_right(emitter, op):
     return emitter.builder.ashr(a, b)
 
 
+def _popcount(emitter, op):
+    """``llvm.ctpop``: an integer intrinsic, called without float flags."""
+    x = emitter.visit(op.args[0])
+    ty = x.type
+    lanes = f"v{ty.count}" if isinstance(ty, ir.VectorType) else ""
+    width = (ty.element if isinstance(ty, ir.VectorType) else ty).width
+    name = f"llvm.ctpop.{lanes}i{width}"
+    fn = emitter.module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(emitter.module, ir.FunctionType(x.type, [x.type]), name)
+    return emitter.builder.call(fn, [x])
+
+
 def _likely(emitter, op):
     return emitter.visit(op.args[0])
 
@@ -197,6 +213,7 @@ _HANDLERS = {
     "shift_left": _bitwise("shl"),
     "shift_right": _shift_right,
     "likely": _likely,
+    "popcount": _popcount,
     "if_then_else": _if_then_else,
     "tvm_access_ptr": _access_ptr,
     "call_extern": _call_extern,

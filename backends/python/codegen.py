@@ -136,7 +136,7 @@ class FunctionWriter(NodeFunctor):
                 bounds += f", {self.exprs.expr(s.step)}"
         note = ""
         if s.kind != S.ForKind.SERIAL:
-            note = "  " + comment(f"{s.kind.value} {s.thread_binding or ''}".rstrip())
+            note = "  " + comment(f"{s.kind.tag} {s.thread_binding or ''}".rstrip())
         self.emit(f"for {var} in range({bounds}):{note}")
         self.block(s.body)
 
@@ -179,6 +179,12 @@ class FunctionWriter(NodeFunctor):
             size = " * ".join(self.exprs.paren(x, 13) for x in s.extents)
         scope = "" if s.scope == "global" else "  " + comment(s.scope)
         self.emit(f"{name} = np.empty({size}, dtype={np_type(s.dtype)}){scope}")
+        self.stmt(s.body)
+
+    def visit_allocate_const(self, s):
+        name = self.names.get(s.buffer_var)
+        self.array_name[id(s.buffer_var)] = name
+        self.emit(f"{name} = np.array({list(s.data)!r}, dtype={np_type(s.dtype)})")
         self.stmt(s.body)
 
     def visit_decl_buffer(self, s):

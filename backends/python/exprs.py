@@ -39,7 +39,9 @@ _MATH = {
     "cosh": "np.cosh", "tanh": "np.tanh", "sigmoid": "_sigmoid", "erf": "_erf",
     "floor": "np.floor", "ceil": "np.ceil", "round": "_round", "trunc": "np.trunc",
     "nearbyint": "np.rint", "pow": "np.power", "atan2": "np.arctan2", "fmod": "np.fmod",
-    "abs": "np.abs", "isnan": "np.isnan",
+    "abs": "np.abs", "isnan": "np.isnan", "asinh": "np.arcsinh", "acosh": "np.arccosh",
+    "atanh": "np.arctanh", "hypot": "np.hypot", "copysign": "np.copysign",
+    "nextafter": "np.nextafter", "popcount": "_popcount",
 }  # fmt: skip
 
 _BITWISE = {

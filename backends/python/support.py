@@ -110,6 +110,14 @@ def bounds_error(payload, *values):
     return out_of_bounds_error(payload, values)
 
 
+def popcount(x):
+    """The number of set bits of ``x`` at its width (two's complement for negatives),
+    as the same dtype."""
+    x = np.asarray(x)
+    bits = np.asarray(x).view(f"u{x.dtype.itemsize}")
+    return np.bitwise_count(bits).astype(x.dtype)
+
+
 NAMESPACE = {
     "np": np,
     "_truncdiv": truncdiv,
@@ -121,6 +129,7 @@ NAMESPACE = {
     "_sigmoid": sigmoid,
     "_rsqrt": rsqrt,
     "_exp10": exp10,
+    "_popcount": popcount,
     "_erf": erf,
     "_round": round_half_away,
     "_ptr": pointer,

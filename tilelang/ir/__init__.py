@@ -69,6 +69,7 @@ from tilelang.ir.module import IRModule
 from tilelang.ir.node import Node, Span
 from tilelang.ir.stmt import (
     Allocate,
+    AllocateConst,
     AssertStmt,
     AttrStmt,
     Block,

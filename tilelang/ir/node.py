@@ -110,8 +110,9 @@ class Node:
         return self is other
 
     def script(self, show_meta: bool = False) -> str:
-        """The canonical TVMScript text of this node (a plain ``str``; see
-        :func:`tilelang.ir.printer.script` for ``show_meta``)."""
+        """The canonical TVMScript text of this node (a plain ``str``). ``show_meta`` is
+        TVM's option to print large constants in a metadata section; tilelang prints
+        every value inline, so the text is the same either way."""
         from tilelang.ir.printer import script
 
         return script(self, show_meta=show_meta)

@@ -19,7 +19,8 @@ class OpInfo:
     """How an intrinsic is called and typed.
 
     ``result`` is ``"float"`` (same as the argument, which must be a float),
-    ``"same"`` (same as the first argument), ``"bool"``, ``"handle"`` or ``"given"``
+    ``"same"`` (same as the first argument), ``"int"`` (same as the argument, which
+    must be an integer), ``"bool"``, ``"handle"`` or ``"given"``
     (the caller states the dtype, as ``call_extern`` does).
     """
 
@@ -31,6 +32,7 @@ class OpInfo:
 _FLOAT_MATH = (
     "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin",
     "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf",
+    "asinh", "acosh", "atanh",
     "floor", "ceil", "round", "trunc", "nearbyint",
 )  # fmt: skip
 
@@ -39,6 +41,10 @@ INTRINSICS: dict[str, OpInfo] = {
     "pow": OpInfo("pow", 2, "float"),
     "atan2": OpInfo("atan2", 2, "float"),
     "fmod": OpInfo("fmod", 2, "float"),
+    "hypot": OpInfo("hypot", 2, "float"),
+    "copysign": OpInfo("copysign", 2, "float"),
+    "nextafter": OpInfo("nextafter", 2, "float"),
+    "popcount": OpInfo("popcount", 1, "int"),
     "abs": OpInfo("abs", 1, "same"),
     "isnan": OpInfo("isnan", 1, "bool"),
     "bitwise_and": OpInfo("bitwise_and", 2, "same"),
@@ -52,6 +58,20 @@ INTRINSICS: dict[str, OpInfo] = {
     "call_extern": OpInfo("call_extern", None, "given"),
     "tvm_access_ptr": OpInfo("tvm_access_ptr", 5, "handle"),
     "type_annotation": OpInfo("type_annotation", 0, "given"),
+    "ret": OpInfo("ret", 1, "same"),
+    # tensor-core fragment operations (as TVM's CUDA intrinsics; no CPU backend has them)
+    "tvm_fill_fragment": OpInfo("tvm_fill_fragment", 6, "handle"),
+    "tvm_load_matrix_sync": OpInfo("tvm_load_matrix_sync", 8, "handle"),
+    "tvm_store_matrix_sync": OpInfo("tvm_store_matrix_sync", 8, "handle"),
+    "tvm_mma_sync": OpInfo("tvm_mma_sync", 8, "handle"),
+    "assume": OpInfo("assume", 1, "bool"),
+    # the packed-call ABI of lowered host code (TVM's builtins); no backend runs them
+    "tvm_struct_get": OpInfo("tvm_struct_get", 3, "given"),
+    "tvm_struct_set": OpInfo("tvm_struct_set", 4, "given"),
+    "tvm_stack_alloca": OpInfo("tvm_stack_alloca", 2, "handle"),
+    "call_llvm_pure_intrin": OpInfo("call_llvm_pure_intrin", None, "given"),
+    "call_llvm_intrin": OpInfo("call_llvm_intrin", None, "given"),  # a fact for the simplifier; no runtime effect
+    "address_of": OpInfo("address_of", 1, "handle"),  # a prim_func's `return value` (TVM's T.ret)
     "tvm_storage_sync": OpInfo("tvm_storage_sync", 1, "handle"),  # GPU barrier (ThreadSync)
 }
 
@@ -73,6 +93,10 @@ def call_intrin(name: str, *args, dtype=None, span=None) -> E.Call:
             args = match_types(*args)
         if not args[0].dtype.element_of().is_float():
             raise E.TIRTypeError(f"T.{name} needs a float argument, got {args[0].dtype}")
+        dtype = args[0].dtype
+    elif info.result == "int":
+        if not args[0].dtype.element_of().is_integer():
+            raise E.TIRTypeError(f"T.{name} needs an integer argument, got {args[0].dtype}")
         dtype = args[0].dtype
     elif info.result == "same":
         if len(args) == 2:

@@ -35,15 +35,43 @@ def _tuple(items) -> tuple:
     return () if items is None else tuple(items)
 
 
-class ForKind(enum.Enum):
-    SERIAL = "serial"
-    PARALLEL = "parallel"
-    VECTORIZED = "vectorized"
-    UNROLLED = "unroll"
-    THREAD_BINDING = "thread_binding"
+class ForKind(enum.IntEnum):
+    """How a loop runs. The numbers are TVM's (``For.kind == 4`` is a thread binding);
+    a member is also found by its script name: ``ForKind("unroll")``."""
+
+    SERIAL = 0
+    PARALLEL = 1
+    VECTORIZED = 2
+    UNROLLED = 3
+    THREAD_BINDING = 4
+
+    @property
+    def tag(self) -> str:
+        """The script name of the kind (``"serial"``, ``"unroll"``...)."""
+        return _KIND_TAGS[self]
+
+    @classmethod
+    def _missing_(cls, value):
+        if isinstance(value, str):
+            for member, tag in _KIND_TAGS.items():
+                if tag == value:
+                    return member
+        return None
 
     def __repr__(self) -> str:
         return f"ForKind.{self.name}"
+
+    def __str__(self) -> str:
+        return self.tag
+
+
+_KIND_TAGS = {
+    ForKind.SERIAL: "serial",
+    ForKind.PARALLEL: "parallel",
+    ForKind.VECTORIZED: "vectorized",
+    ForKind.UNROLLED: "unroll",
+    ForKind.THREAD_BINDING: "thread_binding",
+}
 
 
 def _optional_expr(value):
@@ -127,9 +155,14 @@ class AttrStmt(Stmt):
 
 @attrs.frozen(eq=False, repr=False)
 class AssertStmt(Stmt):
+    """Fails with ``message`` unless ``condition`` holds, then runs ``body``.
+    ``error_kind`` names the exception class the failure stands for (TVM's
+    ``assert cond, ("ValueError", [...])``; ``RuntimeError`` by default)."""
+
     condition: E.PrimExpr = child()
     message: E.PrimExpr = child(converter=convert)
     body: Stmt = child()
+    error_kind: str = plain(default="RuntimeError")
     span: object = span_field()
 
 
@@ -148,6 +181,20 @@ class Allocate(Stmt):
 
 
 @attrs.frozen(eq=False, repr=False)
+class AllocateConst(Stmt):
+    """Constant storage: ``data`` (the values, flat, row-major) of ``dtype`` with shape
+    ``extents`` behind ``buffer_var`` for ``body`` (TVM's ``T.allocate_const``)."""
+
+    buffer_var: E.Var = define()
+    dtype: DataType = plain(converter=DataType)
+    extents: tuple = child(converter=lambda xs: tuple(map(convert, xs)))
+    data: tuple = plain(converter=tuple)
+    body: Stmt = child()
+    annotations: dict = plain(factory=dict, converter=_frozen_dict)
+    span: object = span_field()
+
+
+@attrs.frozen(eq=False, repr=False)
 class DeclBuffer(Stmt):
     """Declares ``buffer`` (over storage allocated elsewhere) for ``body``."""
 
@@ -156,11 +203,24 @@ class DeclBuffer(Stmt):
     span: object = span_field()
 
 
+def _flat_seq(stmts) -> tuple:
+    """A SeqStmt's children with nested SeqStmts spliced in (TVM normalizes them the
+    same way, so that a sequence prints and parses back as itself)."""
+    flat = []
+    for stmt in stmts:
+        if isinstance(stmt, SeqStmt):
+            flat.extend(stmt.seq)
+        else:
+            flat.append(stmt)
+    return tuple(flat)
+
+
 @attrs.frozen(eq=False, repr=False)
 class SeqStmt(Stmt):
-    """Statements run in order. Use :func:`seq_stmt` to build one flat sequence."""
+    """Statements run in order; a nested SeqStmt is flattened into its parent. Use
+    :func:`seq_stmt` to build one (it also drops ``None`` and unwraps a single one)."""
 
-    seq: tuple = child(converter=tuple)
+    seq: tuple = child(converter=_flat_seq)
     span: object = span_field()
 
     def __len__(self) -> int:
@@ -226,7 +286,8 @@ class Block(Stmt):
     reduction block runs on its first reduction iteration.
     """
 
-    iter_vars: tuple = child(converter=tuple)
+    # the iterators first: match_buffers sources and regions mention them
+    iter_vars: tuple = child(first=True, converter=tuple)
     reads: tuple = child(converter=tuple)
     writes: tuple = child(converter=tuple)
     name_hint: str = plain()

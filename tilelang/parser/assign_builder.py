@@ -8,6 +8,9 @@ from lark import Tree
 
 from tilelang.ir import (
     Allocate,
+    AllocateConst,
+    AttrStmt,
+    Range,
     Buffer,
     BufferLoad,
     BufferRegion,
@@ -28,7 +31,7 @@ from tilelang.ir import (
 from tilelang.ir.convert import binary
 from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
-from tilelang.parser.expr_builder import describe
+from tilelang.parser.expr_builder import SpecialName, describe
 from tilelang.parser.frames import BlockFrame, FuncFrame, Wrapper
 from tilelang.parser.stmt_util import is_tuple_target
 
@@ -119,8 +122,26 @@ class AssignBuilderMixin:
         if isinstance(value, S.BufferSpec):
             self.scopes.define(name, value.make(name, span))
             return None
+        if isinstance(value, S.EnvThreadSpec):
+            var = Var(name, "int32", span=span)
+            self.env_threads[var] = value.tag
+            self.scopes.define(name, var)
+            return None
+        if isinstance(value, S.LaunchSpec) and isinstance(value.thread, str):
+            var = Var(name, "int32", span=span)
+            self.scopes.define(name, var)
+            return self.launch(var, value.thread, value.extent, span)
         if isinstance(value, S.AllocBufferSpec):
             return self.alloc_buffer(name, value, tree, owner)
+        if isinstance(value, S.AllocateConstSpec):
+            var = Var(name, "handle", span=span)
+            self.scopes.define(name, var)
+            return Wrapper(
+                lambda body: AllocateConst(
+                    var, value.dtype, value.extents, value.data, body, value.annotations,
+                    span=span,
+                )
+            )
         if isinstance(value, S.MatchBufferSpec):
             return self.match_buffer(name, value, tree, owner)
         if isinstance(value, S.DeclBufferSpec):
@@ -149,16 +170,32 @@ class AssignBuilderMixin:
             return None
         raise self.error(tree, f"cannot assign {describe(value)} to a name")
 
+    def launch(self, var, tag: str, extent, span) -> Wrapper:
+        """TVM's thread launch: ``AttrStmt(IterVar(var, tag), "thread_extent", extent)``
+        over the rest of the body."""
+        iv = IterVar(Range(const(0, var.dtype), extent), var, IterVar.ThreadIndex, tag, span=span)
+        return Wrapper(lambda body: AttrStmt(iv, "thread_extent", extent, body, span=span))
+
+    def launch_spec(self, spec: S.LaunchSpec, tree) -> Wrapper:
+        """``T.launch_thread(v, extent)`` of a ``T.env_thread`` variable ``v``."""
+        tag = self.env_threads.get(spec.thread)
+        if tag is None:
+            raise self.error(tree, f"{spec.thread.name} is not a T.env_thread variable")
+        return self.launch(spec.thread, tag, spec.extent, self.stmt_span(tree))
+
     def alloc_buffer(self, name, spec: S.AllocBufferSpec, tree, owner):
+        """Directly in the function body or a block, the block (or the root block)
+        allocates the buffer; anywhere else ``T.alloc_buffer`` is TVM 0.27's statement
+        (AllocBuffer): storage for the rest of the scope, as an unbacked T.decl_buffer."""
+        if not isinstance(owner, (FuncFrame, BlockFrame)):
+            if spec.buffer.data is not None:
+                raise self.error(tree, "T.alloc_buffer allocates its own data; use T.decl_buffer")
+            return self.decl_buffer(name, S.DeclBufferSpec(spec.buffer), tree)
         buffer = spec.buffer.make(name, self.span(tree))
         if isinstance(owner, FuncFrame):
             owner.root_allocs.append(buffer)
-        elif isinstance(owner, BlockFrame):
-            owner.alloc_buffers.append(buffer)
         else:
-            raise self.error(
-                tree, "T.alloc_buffer must be in the function body or directly inside a block"
-            )
+            owner.alloc_buffers.append(buffer)
         self.scopes.define(name, buffer)
         return None
 
@@ -204,7 +241,7 @@ class AssignBuilderMixin:
         target, annotation_tree, value_tree = tree.children
         if not (isinstance(target, Tree) and target.data == "name"):
             raise self.error(target, "only a name can be declared with a type")
-        annotation = self.exprs.eval(annotation_tree)
+        annotation = self.let_annotation(annotation_tree)
         if not isinstance(annotation, F.DTypeFunction):
             raise self.error(
                 annotation_tree, f"expected a type such as T.int32, got {describe(annotation)}"
@@ -221,6 +258,20 @@ class AssignBuilderMixin:
         var = Var(str(target.children[0]), annotation.dtype, span=span)
         self.scopes.define(var.name, var)
         return Wrapper(lambda body: LetStmt(var, value, body, span=span))
+
+    def let_annotation(self, tree):
+        """The type of ``x: ty = v``; TVM 0.27 prints lets as ``x: T.let[ty] = v``."""
+        if isinstance(tree, Tree) and tree.data == "getitem":
+            base = self.exprs.eval(tree.children[0])
+            if isinstance(base, SpecialName) and base.name == "let":
+                subscripts = tree.children[1].children
+                if len(subscripts) != 1:
+                    raise self.error(tree, "T.let[...] takes one type, as in T.let[T.int32]")
+                tree = subscripts[0]
+        annotation = self.exprs.eval(tree)
+        if isinstance(annotation, S.SymbolicVarSpec) and annotation.dtype.is_handle():
+            return F.DTypeFunction(annotation.dtype)  # x: T.handle("int32") = ...
+        return annotation
 
     def stmt_augassign(self, tree, owner):
         target, op, value_tree = tree.children
@@ -249,7 +300,9 @@ class AssignBuilderMixin:
 
     def coerce(self, value, dtype, tree, what: str) -> PrimExpr:
         """``value`` as a ``dtype`` value: literals take the type; integers widen or
-        narrow; integer constants become floats; anything else is a type error."""
+        narrow; integer constants become floats and integer expressions are cast to
+        floats (as TVM does); anything else (a float into an integer or narrower
+        float) is a type error."""
         if isinstance(value, bool):
             value = const(value)
         if isinstance(value, (int, float)):
@@ -269,6 +322,9 @@ class AssignBuilderMixin:
             return Cast(want.with_lanes(value.dtype.lanes), value)
         if isinstance(value, IntImm) and want.is_float():
             return FloatImm(want, float(value.value))
+        if (have.is_integer() or have.is_bool()) and want.is_float():
+            # as TVM's BufferStore: an integer value converts to the float element type
+            return Cast(want.with_lanes(value.dtype.lanes), value)
         if isinstance(value, IntImm) and have.is_bool() and want.is_integer():
             return IntImm(want, value.value)
         raise self.error(

@@ -38,11 +38,15 @@ from tilelang.parser.scope import MISSING, ScopeStack
 from tilelang.parser.stmt_builder import FuncFrame, StmtBuilderMixin, statements_of
 
 
+#: script modules by their last name (TVM 0.27 calls the TIR one ``tirx``)
+_MODULE_KINDS = {"tir": "T", "tirx": "T", "ir": "I", "relax": "R"}
+
+
 class Aliases:
     """What the short names of a file stand for (``T`` for tir, ``I`` for ir...)."""
 
     def __init__(self):
-        self.names = {"T": "T", "I": "I", "tvm": "tvm", "tir": "T", "R": "R"}
+        self.names = {"T": "T", "I": "I", "tvm": "tvm", "tir": "T", "tirx": "T", "R": "R"}
 
     def record_import(self, tree) -> None:
         if tree.data == "import_from":
@@ -50,15 +54,15 @@ class Aliases:
                 if item is None or not isinstance(item, Tree):
                     continue
                 name, alias = item.children
-                kind = {"tir": "T", "ir": "I", "relax": "R"}.get(str(name))
+                kind = _MODULE_KINDS.get(str(name))
                 if kind:
                     self.names[str(alias or name)] = kind
         else:
             for item in tree.children:
                 dotted, alias = item.children
                 parts = [str(p) for p in dotted.children]
-                if alias is not None and parts[-1] in ("tir", "ir", "relax"):
-                    self.names[str(alias)] = {"tir": "T", "ir": "I", "relax": "R"}[parts[-1]]
+                if alias is not None and parts[-1] in _MODULE_KINDS:
+                    self.names[str(alias)] = _MODULE_KINDS[parts[-1]]
                 elif alias is not None and parts[0] in ("tvm", "tilelang"):
                     self.names[str(alias)] = "tvm"
 
@@ -78,6 +82,8 @@ class FunctionBuilder(StmtBuilderMixin):
         self.block_count = 0
         self.last_tree = None
         self._lines = None
+        self.ret_type = None  # the result dtype of the function being built
+        self.env_threads: dict = {}  # T.env_thread variables -> their thread tags
 
     # ------------------------------------------------------------- utilities
 
@@ -159,9 +165,12 @@ class FunctionBuilder(StmtBuilderMixin):
 
     # -------------------------------------------------------------- function
 
-    def build_function(self, tree) -> tuple[str, PrimFunc]:
-        name_token, parameters, _returns, suite = tree.children
+    def build_function(self, tree, private: bool = False) -> tuple[str, PrimFunc]:
+        """The name and PrimFunc of a ``def``; a public function (not
+        ``@T.prim_func(private=True)``) gets its name as ``global_symbol``, as in TVM."""
+        name_token, parameters, returns, suite = tree.children
         frame = FuncFrame([], {})
+        self.ret_type = self.result_type(returns)
         with self.scopes.frame():
             for param in parameters.children if parameters is not None else ():
                 if param is not None:
@@ -169,13 +178,26 @@ class FunctionBuilder(StmtBuilderMixin):
             body = self.build_body(statements_of(suite), frame)
         body = self.root_block(body, frame, self.span(tree))
         attrs = dict(frame.attrs)
-        attrs.setdefault("global_symbol", str(name_token))
+        if not private:
+            attrs.setdefault("global_symbol", str(name_token))
         # buffer_map in parameter order, whether a buffer came from an annotation or
         # from a T.match_buffer in the body (structural equality compares in order)
         buffer_map = {p: frame.buffer_map[p] for p in frame.params if p in frame.buffer_map}
         buffer_map.update(frame.buffer_map)
-        func = PrimFunc(frame.params, body, None, buffer_map, attrs, span=self.span(tree))
+        ret_type = None if self.ret_type is None else str(self.ret_type)
+        func = PrimFunc(frame.params, body, ret_type, buffer_map, attrs, span=self.span(tree))
         return str(name_token), func
+
+    def result_type(self, tree):
+        """The dtype of ``-> T.int32`` (None for no annotation or ``-> None``)."""
+        if tree is None:
+            return None
+        value = self.exprs.eval(tree)
+        if value is None:
+            return None
+        if not isinstance(value, F.DTypeFunction):
+            raise self.error(tree, f"a prim_func result type is a dtype, not {describe(value)}")
+        return value.dtype
 
     def build_param(self, param, frame: FuncFrame) -> None:
         name_token, annotation_tree, default = param.children
@@ -198,7 +220,9 @@ class FunctionBuilder(StmtBuilderMixin):
             frame.params.append(handle)
             frame.buffer_map[handle] = buffer
             self.scopes.define(name, buffer)
-        elif isinstance(annotation, F.DTypeFunction):
+        elif isinstance(annotation, F.DTypeFunction) or (
+            isinstance(annotation, S.SymbolicVarSpec) and annotation.dtype.is_handle()
+        ):  # T.handle("float32"): a typed pointer
             var = Var(name, annotation.dtype, span=span)
             frame.params.append(var)
             self.scopes.define(name, var)
@@ -305,35 +329,80 @@ def build_decorated(item, source, aliases, constants, state) -> IRModule:
         if _PRIM_FUNC not in kinds:
             raise source.error_at(decorators[0], "a function needs @T.prim_func")
         builder = state["builder"] = FunctionBuilder(source, aliases, constants)
-        name, func = builder.build_function(definition)
+        name, func = builder.build_function(definition, _is_private(decorators))
         return IRModule({name: func})
     if _MODULE not in kinds:
         raise source.error_at(decorators[0], "a class needs @I.ir_module")
-    functions = {}
+    functions, module_attrs = {}, {}
     for member in statements_of(definition.children[-1]):
         if member.data == "expr_stmt" and _is_docstring(member) or member.data == "pass_stmt":
+            continue
+        if member.data == "expr_stmt" and _is_module_attrs(member, aliases):
+            call = member.children[0].children[0]
+            module_attrs.update(_module_attrs(call, source, aliases, constants))
             continue
         if member.data != "decorated" or member.children[-1].data != "funcdef":
             raise source.error_at(member, "an @I.ir_module class holds @T.prim_func functions")
         member_kinds = [decorator_kind(source, aliases, d) for d in member.children[:-1]]
         if _RELAX_FUNCTION in member_kinds:
-            name, func = _build_relax(member.children[-1], source, aliases)
+            module_name = str(definition.children[0])
+            name, func = _build_relax(member.children[-1], source, aliases, module_name)
         elif _PRIM_FUNC not in member_kinds:
             raise source.error_at(member.children[0], "a module function needs @T.prim_func")
         else:
             builder = state["builder"] = FunctionBuilder(source, aliases, constants)
-            name, func = builder.build_function(member.children[-1])
+            private = _is_private(member.children[:-1])
+            name, func = builder.build_function(member.children[-1], private)
         if name in functions:
             raise source.error_at(member.children[-1], f"function {name} is defined twice")
         functions[name] = func
-    return IRModule(functions)
+    return IRModule(functions, module_attrs)
 
 
-def _build_relax(funcdef, source, aliases):
+def _is_module_attrs(stmt, aliases) -> bool:
+    """``I.module_attrs({...})`` as a member of an ``@I.ir_module`` class."""
+    tree = stmt.children[0].children[0] if stmt.children[0].data == "testlist" else stmt.children[0]
+    if not (isinstance(tree, Tree) and tree.data == "call"):
+        return False
+    callee = tree.children[0]
+    if not (isinstance(callee, Tree) and callee.data == "getattr"):
+        return False
+    head = callee.children[0]
+    return (
+        str(callee.children[1]) == "module_attrs"
+        and isinstance(head, Tree)
+        and head.data == "name"
+        and aliases.names.get(str(head.children[0])) == "I"
+    )
+
+
+def _module_attrs(call, source, aliases, constants) -> dict:
+    """The dict of ``I.module_attrs({...})``, evaluated as a TIR value."""
+    arguments = call.children[1]
+    args = [] if arguments is None else [a for a in arguments.children if a is not None]
+    if len(args) != 1 or (isinstance(args[0], Tree) and args[0].data == "kwarg"):
+        raise source.error_at(call, "I.module_attrs takes one dict")
+    value = FunctionBuilder(source, aliases, constants).exprs.eval(args[0])
+    if not isinstance(value, dict):
+        raise source.error_at(args[0], f"I.module_attrs takes a dict, not {describe(value)}")
+    return value
+
+
+def _is_private(decorators) -> bool:
+    """``@T.prim_func(private=True)``: the literal keyword argument, read from the tree."""
+    for decorator in decorators:
+        arguments = decorator.children[1] if len(decorator.children) > 1 else None
+        for arg in arguments.children if arguments is not None else ():
+            if isinstance(arg, Tree) and arg.data == "kwarg" and str(arg.children[0]) == "private":
+                return isinstance(arg.children[1], Tree) and arg.children[1].data == "true"
+    return False
+
+
+def _build_relax(funcdef, source, aliases, module_name=None):
     """An ``@R.function`` (graph function), built by :mod:`tilelang.relax.parser`."""
     from tilelang.relax.parser import build_relax_function
 
-    return build_relax_function(funcdef, source, aliases)
+    return build_relax_function(funcdef, source, aliases, module_name)
 
 
 def _is_docstring(stmt) -> bool:

@@ -9,7 +9,8 @@ import numbers
 
 from lark import Tree
 
-from tilelang.ir import Buffer, DataTypeError, PrimExpr, TIRTypeError, const
+from tilelang.ir import Buffer, DataType, DataTypeError, PrimExpr, TIRTypeError, const
+from tilelang.ir.dtype import is_valid_dtype
 from tilelang.ir import op as ops
 from tilelang.ir.convert import binary
 from tilelang.parser import specs as S
@@ -70,11 +71,27 @@ def call_value(ctx, callee, tree, arguments):
         if callee.name == "abs":
             return ctx.guard(tree, ops.abs, values[0])
         return ctx.guard(tree, binary, callee.name, values[0], values[1], ctx.span(tree))
+    if isinstance(callee, S.Captured):
+        return call_captured(ctx, callee, tree, args, kwargs)
     if isinstance(callee, SpecialName):
         if callee.name == "let":
             raise ctx.error(tree, "T.let is written `with T.let(x, value):`")
         raise ctx.error(tree, f"T.{callee.name} cannot be called here")
     raise ctx.error(tree.children[0], f"{describe(callee)} is not callable")
+
+
+def call_captured(ctx, callee: S.Captured, tree, args, kwargs):
+    """Calls a Python function captured by a decorated function (never reached from
+    ``.tir`` text); its result must be a value TIR source can hold."""
+    values = [ctx.exprs.eval(a) for a in args]
+    named = {k: ctx.exprs.eval(v) for k, v in kwargs.items()}
+    try:
+        result = callee.func(*values, **named)
+    except Exception as exc:  # noqa: BLE001 - any failure of user code, located
+        raise ctx.error(tree, f"calling {callee.name} failed: {type(exc).__name__}: {exc}") from None
+    if isinstance(result, (PrimExpr, bool, numbers.Number, str, tuple, list)):
+        return result
+    raise ctx.error(tree, f"{callee.name}(...) returned {describe(result)}, not an expression")
 
 
 def call_function(ctx, entry: F.TIRFunction, tree, arguments=None, values=None):
@@ -115,6 +132,8 @@ def _argument(ctx, entry, name, tree, evaluated: bool):
 def call_dtype(ctx, callee: F.DTypeFunction, tree, args, kwargs):
     """``T.int32()`` (a new variable), ``T.float32(0)``, ``T.float32("inf")``, or a cast."""
     dtype = callee.dtype
+    if dtype.is_handle() and args:
+        return typed_handle(ctx, tree, args, kwargs)
     extra = set(kwargs) - {"is_size_var"}
     if extra or len(args) > 1:
         raise ctx.error(tree, f"T.{dtype} takes at most one argument")
@@ -147,6 +166,24 @@ def call_dtype(ctx, callee: F.DTypeFunction, tree, args, kwargs):
     if isinstance(value, PrimExpr):
         return ctx.guard(tree, value.astype, dtype)
     raise ctx.error(args[0], f"T.{dtype} of {describe(value)}")
+
+
+def typed_handle(ctx, tree, args, kwargs):
+    """``T.handle("float32")`` / ``T.handle("int32", "shared")``: TVM's typed pointer.
+    tilelang's handles are untyped (a buffer declares its element type), so the
+    pointee type and storage scope are checked, then the handle is a plain one."""
+    values = [ctx.exprs.eval(a) for a in args]
+    named = {k: ctx.exprs.eval(v) for k, v in kwargs.items()}
+    if len(values) > 2 or set(named) - {"storage_scope"}:
+        raise ctx.error(tree, "T.handle takes (dtype, storage_scope)")
+    dtype, scope = values[0], values[1] if len(values) > 1 else named.get("storage_scope", "")
+    if isinstance(dtype, F.DTypeFunction):
+        dtype = str(dtype.dtype)
+    if not isinstance(dtype, str) or not (dtype == "void" or is_valid_dtype(dtype)):
+        raise ctx.error(args[0], f"T.handle of {describe(dtype)}: expected a dtype or \"void\"")
+    if not isinstance(scope, str):
+        raise ctx.error(tree, f"the storage scope of T.handle is a string, not {describe(scope)}")
+    return S.SymbolicVarSpec(DataType("handle"))
 
 
 def _fits(value: int, dtype) -> bool:

@@ -188,6 +188,8 @@ class ExprBuilder:
                 return F.DTypeFunction(DataType(name))
             if full in ("handle", "Ptr"):
                 return F.DTypeFunction(DataType("handle"))
+            if full == "boolean":  # TVM's other spelling of T.bool
+                return F.DTypeFunction(DataType("bool"))
             if full in ("let", "Let", "prim_func"):
                 return SpecialName(full)
             known = [key for key in list(F.TABLE) + list(F.SPECIAL_NAMES)]
@@ -244,21 +246,46 @@ class ExprBuilder:
                 f"ind{'ices were' if count != 1 else 'ex was'} given",
             )
 
+    def subscript_items(self, subscripts) -> list:
+        """The subscript trees of ``A[...]``; ``A[()]`` (a zero-dimensional buffer's
+        element) has none."""
+        items = subscripts.children
+        if len(items) == 1 and isinstance(items[0], Tree) and items[0].data == "tuple":
+            if not items[0].children:
+                return []
+        return items
+
     def indices(self, buffer: Buffer, subscripts, tree) -> tuple:
         """The load/store indices of ``buffer[subscripts]``; a constant-length slice
         is a vector index (a Ramp)."""
-        self.check_arity(buffer, len(subscripts.children), subscripts)
+        items = self.subscript_items(subscripts)
+        self.check_arity(buffer, len(items), subscripts)
         result = []
-        for child in subscripts.children:
+        for axis, child in enumerate(items):
             if isinstance(child, Tree) and child.data == "slice":
-                lo, hi = self.slice_bounds(child)
-                extent = extent_of(lo, hi)
-                if not isinstance(extent, IntImm) or child.children[2] is not None:
-                    raise self.ctx.error(child, "a slice index needs a constant length")
-                result.append(Ramp(lo, const(1, lo.dtype), extent.value))
+                result.append(self.vector_index(child, buffer, axis))
                 continue
             result.append(self.index(child))
         return tuple(result)
+
+    def vector_index(self, tree, buffer: Buffer, axis: int) -> PrimExpr:
+        """``A[lo:hi:step]`` as an index: a Ramp of ``ceil((hi - lo) / step)`` lanes
+        (one lane is the plain index ``lo``, as in TVM)."""
+        lo, hi = self.slice_bounds(tree, buffer, axis)
+        extent = extent_of(lo, hi)
+        step = 1
+        if tree.children[2] is not None:
+            step = self.eval(tree.children[2])
+            if isinstance(step, IntImm):
+                step = step.value
+            if isinstance(step, bool) or not isinstance(step, int) or step <= 0:
+                raise self.ctx.error(tree.children[2], "a slice step is a positive integer")
+        if not isinstance(extent, IntImm) or extent.value <= 0:
+            raise self.ctx.error(tree, "a slice index needs a constant, positive length")
+        lanes = -(-extent.value // step)
+        if lanes == 1:
+            return lo
+        return Ramp(lo, const(step, lo.dtype), lanes)
 
     def index(self, tree) -> PrimExpr:
         value = self.eval(tree)
@@ -272,11 +299,12 @@ class ExprBuilder:
             )
         return convert(value) if isinstance(value, int) else value
 
-    def slice_bounds(self, tree):
+    def slice_bounds(self, tree, buffer: Buffer, axis: int):
+        """``lo, hi`` of a slice of ``buffer``'s ``axis``: an open end is the axis's
+        (``A[:64]`` starts at 0, ``A[8:]`` ends at the extent)."""
         lo_tree, hi_tree = tree.children[0], tree.children[1]
-        if lo_tree is None or hi_tree is None:
-            raise self.ctx.error(tree, "a slice needs both bounds (lo:hi)")
-        lo, hi = self.index(lo_tree), self.index(hi_tree)
+        lo = const(0, buffer.shape[axis].dtype) if lo_tree is None else self.index(lo_tree)
+        hi = buffer.shape[axis] if hi_tree is None else self.index(hi_tree)
         if lo.dtype != hi.dtype:
             lo, hi = self.ctx.guard(tree, match_types, lo, hi)
         return lo, hi
@@ -292,16 +320,22 @@ class ExprBuilder:
             base = self.eval(tree.children[0])
             if isinstance(base, Buffer):
                 subscripts = tree.children[1]
-                self.check_arity(base, len(subscripts.children), subscripts)
+                items = self.subscript_items(subscripts)
+                self.check_arity(base, len(items), subscripts)
                 ranges = []
-                for child in subscripts.children:
+                for axis, child in enumerate(items):
                     if isinstance(child, Tree) and child.data == "slice":
-                        lo, hi = self.slice_bounds(child)
+                        if child.children[2] is not None:
+                            raise self.ctx.error(child, "a region slice has no step")
+                        lo, hi = self.slice_bounds(child, base, axis)
                         ranges.append(Range(lo, extent_of(lo, hi)))
                     else:
                         index = self.index(child)
                         ranges.append(Range(index, const(1, index.dtype)))
                 return BufferRegion(base, tuple(ranges), span=self.span(tree))
+        if isinstance(tree, Tree) and tree.data in ("list", "tuple"):
+            # T.reads([A[lo:hi], B]): each element is a region, as in the bare form
+            return [self.region(child) for child in tree.children if child is not None]
         value = self.eval(tree)
         if isinstance(value, Buffer):
             return BufferRegion.full(value)
@@ -325,6 +359,8 @@ class ExprBuilder:
 
     def let_expr(self, tree, arguments):
         args = arguments.children if arguments is not None else []
+        if len(args) == 2 and isinstance(args[1], Tree) and args[1].data == "kwarg":
+            return self.let_where(tree, args[0], args[1])
         if len(args) != 3 or any(a.data == "kwarg" for a in args if isinstance(a, Tree)):
             raise self.ctx.error(tree, "T.Let takes (var, value, body)")
         name_tree, value_tree, body_tree = args
@@ -336,6 +372,34 @@ class ExprBuilder:
             self.ctx.scopes.define(var.name, var)
             body = self.expr(body_tree)
         return Let(var, value, body, span=self.span(tree))
+
+    def let_where(self, tree, body_tree, where):
+        """TVM 0.27's ``T.Let(body, where={x: value})``: ``x`` is a variable declared
+        before (``x = T.int32()``); the first binding is the outermost."""
+        if str(where.children[0]) != "where" or where.children[1].data != "dict":
+            raise self.ctx.error(where, "T.Let takes (body, where={var: value})")
+        bindings = []
+        for item in where.children[1].children:
+            if item is None:
+                continue
+            var = self.eval(item.children[0])
+            if not isinstance(var, Var):
+                raise self.ctx.error(item.children[0], f"T.Let binds a variable, not {describe(var)}")
+            raw = self.eval(item.children[1])
+            dtype = None if isinstance(raw, PrimExpr) else var.dtype  # a literal takes its type
+            value = self.ctx.guard(item, convert, raw, dtype)
+            if value.dtype != var.dtype:
+                raise self.ctx.error(
+                    item.children[1], f"{var.name} is {var.dtype} but its value is {value.dtype}",
+                    cls=self.ctx.type_error_cls,
+                )
+            bindings.append((var, value))
+        if not bindings:
+            raise self.ctx.error(where, "T.Let needs at least one binding in where=")
+        body = self.expr(body_tree)
+        for var, value in reversed(bindings):
+            body = Let(var, value, body, span=self.span(tree))
+        return body
 
 
 class SpecialName:

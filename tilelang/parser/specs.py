@@ -172,3 +172,48 @@ class BufferMethod:
 
     buffer: Buffer
     name: str
+
+
+@attrs.frozen
+class EnvThreadSpec:
+    """``T.env_thread("blockIdx.x")``: a thread index variable, named by the assignment."""
+
+    tag: str
+
+
+@attrs.frozen
+class LaunchSpec:
+    """``T.launch_thread(thread, extent)``: ``thread`` is a tag (a new variable, named by
+    the assignment or ``as``) or a variable from ``T.env_thread``."""
+
+    thread: object
+    extent: PrimExpr
+
+
+@attrs.frozen
+class AllocateConstSpec:
+    """``T.allocate_const(data, dtype, extents)``: constant storage, named by the
+    assignment (or ``with ... as``)."""
+
+    data: tuple
+    dtype: DataType
+    extents: tuple
+    annotations: dict
+
+
+@attrs.frozen
+class LetSpec:
+    """``T.LetStmt(value)``, consumed by ``with ... as x:`` (classic TVMScript's let)."""
+
+    value: PrimExpr
+
+
+class Captured:
+    """A Python function from a decorated function's scope, called while parsing
+    (``A[0] = expression(i, j, k)`` with ``expression = lambda i, j, k: ...``)."""
+
+    def __init__(self, name: str, func):
+        self.name, self.func = name, func
+
+    def __repr__(self):
+        return f"Python function {self.name}"

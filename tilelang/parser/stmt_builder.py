@@ -31,6 +31,7 @@ from tilelang.ir import (
     const,
     seq_stmt,
 )
+from tilelang.ir import op as ops
 from tilelang.ir.functor import StmtExprMutator
 from tilelang.parser import calls
 from tilelang.parser import specs as S
@@ -97,17 +98,26 @@ class StmtBuilderMixin(AssignBuilderMixin):
     stmt_import_from = stmt_import_name
 
     def stmt_return_stmt(self, tree, owner):
-        if tree.children[0] is not None and self.exprs.eval(tree.children[0]) is not None:
-            raise self.error(tree, "a prim_func returns nothing: write results into buffers")
-        return None
+        """``return`` ends the function; ``return value`` is TVM's ``T.ret(value)``, in a
+        function that declares its result type (``-> T.int32``)."""
+        value_tree = tree.children[0]
+        value = self.exprs.eval(value_tree) if value_tree is not None else None
+        if value is None:
+            return None
+        if self.ret_type is None:
+            raise self.error(
+                value_tree, "a prim_func without a result type (-> T.int32) returns nothing"
+            )
+        value = self.coerce(value, self.ret_type, value_tree, "the result")
+        return Evaluate(ops.call_intrin("ret", value, span=self.span(value_tree)),
+                        span=self.stmt_span(tree))
 
     def stmt_assert_stmt(self, tree, owner):
         condition = self.exprs.condition(self.exprs.eval(tree.children[0]), tree.children[0])
         message = self.exprs.eval(tree.children[1]) if tree.children[1] is not None else ""
-        if not isinstance(message, (str, PrimExpr)):
-            raise self.error(tree.children[1], "an assert message is a string")
+        kind, message = assert_message(self, message, tree.children[1])
         span = self.stmt_span(tree)
-        return Wrapper(lambda body: AssertStmt(condition, message, body, span=span))
+        return Wrapper(lambda body: AssertStmt(condition, message, body, kind, span=span))
 
     def stmt_expr_stmt(self, tree, owner):
         value = self.exprs.eval(tree.children[0])
@@ -119,6 +129,13 @@ class StmtBuilderMixin(AssignBuilderMixin):
             return Evaluate(value, span=self.span(tree))
         if isinstance(value, (str, StringImm)) or value is None:
             return None  # a docstring
+        if isinstance(value, S.LaunchSpec) and not isinstance(value.thread, str):
+            return self.launch_spec(value, tree)  # over the rest of the body
+        if isinstance(value, S.AttrSpec):  # `T.attr(...)` alone: over the rest, as TVM
+            span = self.stmt_span(tree)
+            return Wrapper(
+                lambda body: AttrStmt(value.node, value.key, value.value, body, span=span)
+            )
         raise self.error(tree, f"this statement has no effect ({describe(value)})")
 
     def apply_directive(self, directive: S.Directive, tree, owner):
@@ -224,10 +241,13 @@ class StmtBuilderMixin(AssignBuilderMixin):
         if isinstance(value, S.AttrSpec):
             body = self.build_suite(suite)
             return AttrStmt(value.node, value.key, value.value, body, span=self.stmt_span(tree))
+        if isinstance(value, S.LaunchSpec) and not isinstance(value.thread, str):
+            return self.launch_spec(value, context_tree).make(self.build_suite(suite))
         if isinstance(value, S.AssertSpec):
             condition = self.exprs.condition(value.condition, context_tree)
+            kind, message = assert_message(self, value.message, context_tree)
             body = self.build_suite(suite)
-            return AssertStmt(condition, value.message, body, span=self.stmt_span(tree))
+            return AssertStmt(condition, message, body, kind, span=self.stmt_span(tree))
         raise self.error(
             context_tree,
             f"`with` takes T.block, T.init, T.let, T.attr or T.Assert, not {describe(value)}",
@@ -238,7 +258,11 @@ class StmtBuilderMixin(AssignBuilderMixin):
         allocation or declaration holds for the indented body only (the printer's form
         for one that is not last in its sequence, as in TVM)."""
         context_tree = tree.children[0]
-        if not isinstance(value, (S.AllocateSpec, S.DeclBufferSpec)):
+        if isinstance(value, S.LetSpec):
+            value = value.value
+        elif not isinstance(
+            value, (S.AllocateSpec, S.AllocateConstSpec, S.DeclBufferSpec, S.LaunchSpec)
+        ):
             raise self.error(
                 context_tree,
                 f"`with ... as name` takes T.allocate or T.decl_buffer, not {describe(value)}",
@@ -343,4 +367,23 @@ def _is_call_of(tree, name: str) -> bool:
         and callee.data == "getattr"
         and isinstance(callee.children[1], Token)
         and str(callee.children[1]) == name
+    )
+
+
+def assert_message(ctx, message, tree) -> tuple[str, object]:
+    """``(error kind, message)`` of an assert: a string (or string expression), or
+    TVM's ``("ValueError", ["part", ...])`` whose parts make one message."""
+    if isinstance(message, (str, PrimExpr)):
+        return "RuntimeError", message
+    if (
+        isinstance(message, tuple)
+        and len(message) == 2
+        and isinstance(message[0], str)
+        and message[0].isidentifier()
+        and isinstance(message[1], (list, tuple))
+        and all(isinstance(part, str) for part in message[1])
+    ):
+        return message[0], "".join(message[1])
+    raise ctx.error(
+        tree, 'an assert message is a string or ("ErrorKind", ["message", ...])'
     )

@@ -10,7 +10,17 @@ from __future__ import annotations
 
 import attrs
 
-from tilelang.ir import BufferRegion, Call, Cast, IterVar, Range, StringImm, Var, const, convert
+from tilelang.ir import (
+    BufferRegion,
+    Call,
+    Cast,
+    IterVar,
+    Range,
+    StringImm,
+    Var,
+    const,
+    convert,
+)
 from tilelang.ir import op as ops
 from tilelang.ir.convert import binary, match_types
 from tilelang.ir.expr import Broadcast, Ramp
@@ -124,7 +134,7 @@ def _regions(values) -> tuple:
     return tuple(values)
 
 
-@tir_function("block_attr")
+@tir_function("block_attr", "sblock_attr")
 def block_attr(attrs):
     return S.Directive("block_attr", as_dict(attrs, "attrs"))
 
@@ -185,6 +195,10 @@ def remap(kinds, bindings, dtype="int32"):
 
 def _buffer_spec(shape, dtype, data, strides, elem_offset, scope, offset_factor):
     shape = as_shape(shape)
+    if isinstance(strides, (list, tuple)):
+        # TVM's strides=("A_s0",): a string names a new symbolic stride
+        strides = tuple(Var(s, "int32") if isinstance(s, str) and s.isidentifier() else s
+                        for s in strides)
     strides = as_shape(strides, "strides") if strides is not None else ()
     if elem_offset is not None:
         elem_offset = as_expr(as_index(elem_offset, "elem_offset"), "elem_offset")
@@ -243,7 +257,7 @@ def match_buffer(
     return S.MatchBufferSpec(param, spec)
 
 
-@tir_function("alloc_buffer")
+@tir_function("alloc_buffer", "sblock_alloc_buffer")
 def alloc_buffer(
     shape,
     dtype="float32",
@@ -299,7 +313,9 @@ def evaluate(value):
 
 @tir_function("Assert")
 def assert_(condition, message):
-    return S.AssertSpec(as_expr(condition, "condition"), as_str(message, "message"))
+    if not isinstance(message, tuple):  # ("ValueError", ["..."]) is checked by `with`
+        message = as_str(message, "message")
+    return S.AssertSpec(as_expr(condition, "condition"), message)
 
 
 @tir_function("attr")
@@ -326,13 +342,13 @@ def if_then_else(cond, t, f, dtype=None, *, span=None):
     return ops.if_then_else(cond, t, f, span=span)
 
 
-@tir_function("Ramp")
+@tir_function("Ramp", "ramp")
 def ramp(base, stride, lanes, *, span=None):
     base, stride = match_types(as_expr(base, "base"), stride)
     return Ramp(base, stride, as_int(lanes, "lanes"), span=span)
 
 
-@tir_function("Broadcast")
+@tir_function("Broadcast", "broadcast")
 def broadcast(value, lanes, *, span=None):
     return Broadcast(as_expr(value, "value"), as_int(lanes, "lanes"), span=span)
 
@@ -370,6 +386,8 @@ def call_extern(*args, dtype=None, span=None):
     if not args:
         raise ArgError("T.call_extern needs the name of the C function")
     name = as_str(args[0], "args")
+    if dtype == "":
+        dtype = "handle"  # TVM's void result; tilelang spells an ignored result "handle"
     call = ops.call_extern(
         as_dtype(dtype), name, *(as_expr(a, "args") for a in args[1:]), span=span
     )
@@ -406,6 +424,9 @@ def _intrinsic(name):
 for _name in ops.INTRINSICS:
     if _name not in TABLE:
         tir_function(_name)(_intrinsic(_name))
+
+# TVM's other spellings and the functions of its printed and lowered programs
+from tilelang.parser import tir_functions_tvm  # noqa: E402,F401 - registers its entries
 
 # Looked up by the builder (with a specific treatment), listed for "did you mean".
 SPECIAL_NAMES = ("let", "Let", "prim_func", "handle", "axis")

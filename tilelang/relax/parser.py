@@ -52,10 +52,13 @@ def _dotted(tree) -> str | None:
 
 
 class _Builder:
-    def __init__(self, source, aliases):
+    def __init__(self, source, aliases, module_name=None):
         self.source, self.aliases = source, aliases
         self.sizes: dict[str, Var] = {}
         self.vars: dict[str, Var] = {}
+        # names of the enclosing module: ``cls`` and the class's own name (TVM's printer
+        # writes ``cls = Module`` and then ``cls.f``)
+        self.module_names = {"cls"} | ({module_name} if module_name else set())
 
     def error(self, where, message: str):
         return self.source.error_at(where, message)
@@ -167,9 +170,10 @@ class _Builder:
         sinfo = self.struct_info(sinfo_tree)
         if callee == "R.call_tir":
             target = _dotted(func_tree)
-            if target is None or not target.startswith("cls."):
+            head, _, name = (target or "").partition(".")
+            if head not in self.module_names or not name or "." in name:
                 raise self.error(func_tree, "R.call_tir calls a prim_func of the module: cls.name")
-            return call_tir(target[4:], args, sinfo)
+            return call_tir(name, args, sinfo)
         return call_dps_packed(self.string(func_tree), args, sinfo)
 
     def constant(self, tree, positional, keywords) -> Constant:
@@ -228,6 +232,19 @@ class _Builder:
             if known is not None and known.dtype != dtype:
                 raise self.error(name_tree, f"{name} is a {known.dtype} size, declared {dtype}")
             self.size_var(name, dtype)
+        return True
+
+    def module_alias(self, stmt) -> bool:
+        """``cls = Module``: a name for the module whose functions are called."""
+        if stmt.data != "assign":
+            return False
+        target, value = stmt.children
+        target, value = (_single(t) for t in (target, value))
+        if not (_dotted(target) and "." not in _dotted(target)):
+            return False
+        if _dotted(value) not in self.module_names or _dotted(target) in self.vars:
+            return False
+        self.module_names.add(_dotted(target))
         return True
 
     def binding(self, stmt, outputs: set, in_dataflow: bool) -> VarBinding:
@@ -298,7 +315,7 @@ class _Builder:
                 raise self.error(stmt, "nothing may follow the return statement")
             if stmt.data == "expr_stmt" and stmt.children[0].children[0].data == "string":
                 continue  # a docstring
-            if self.size_declaration(stmt):
+            if self.size_declaration(stmt) or self.module_alias(stmt):
                 continue
             if stmt.data == "with_stmt":
                 if self.canonical(_dotted(stmt.children[0].children[0])) != "R.dataflow":
@@ -323,6 +340,14 @@ class _Builder:
         return str(name_token), func
 
 
-def build_relax_function(funcdef, source, aliases) -> tuple[str, Function]:
-    """The name and graph :class:`Function` of an ``@R.function`` definition tree."""
-    return _Builder(source, aliases).function(funcdef)
+def _single(tree):
+    """The tree of a one-element ``testlist`` (``a = b`` parses its sides as lists)."""
+    if isinstance(tree, Tree) and tree.data == "testlist" and len(tree.children) == 1:
+        return tree.children[0]
+    return tree
+
+
+def build_relax_function(funcdef, source, aliases, module_name=None) -> tuple[str, Function]:
+    """The name and graph :class:`Function` of an ``@R.function`` definition tree;
+    ``module_name`` is the name of the ``@I.ir_module`` class around it, if any."""
+    return _Builder(source, aliases, module_name).function(funcdef)

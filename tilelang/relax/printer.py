@@ -109,7 +109,7 @@ class _Printer:
         else:
             self.p.emit(f"{name} = {value}")
 
-    def function(self, func: Function, name: str) -> None:
+    def function(self, func: Function, name: str, in_module: bool = False) -> None:
         from tilelang.ir.printer.names import sanitize
 
         p = self.p
@@ -127,6 +127,8 @@ class _Printer:
         p.emit(f"def {sanitize(name)}({', '.join(params)}){ret}:")
         p.indent += 1
         try:
+            if in_module and _calls_module(func):
+                p.emit("cls = Module")  # as TVM's printer: the module's functions are cls.f
             for var in sizes:
                 p.emit(f"{p.var_name(var)} = T.{var.dtype}()")
             for block in func.body.blocks:
@@ -151,9 +153,19 @@ class _Printer:
             self.p.indent -= 1
 
 
+def _calls_module(func: Function) -> bool:
+    """``func`` refers to a function of its module (``R.call_tir(cls.f, ...)``)."""
+    found = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, GlobalVar) else None)
+    return bool(found)
+
+
 def print_function(printer, func: Function, name: str | None) -> None:
-    """Appends ``func`` as ``@R.function`` text to a TIR ``ScriptPrinter``."""
-    _Printer(printer).function(func, name or func.attrs.get("global_symbol", "main"))
+    """Appends ``func`` as ``@R.function`` text to a TIR ``ScriptPrinter``; a function
+    printed as a member of a module (``name`` given) starts with TVM's ``cls = Module``
+    when it calls the module's functions."""
+    in_module = name is not None
+    _Printer(printer).function(func, name or func.attrs.get("global_symbol", "main"), in_module)
 
 
 def print_node(printer, node) -> None:

@@ -37,11 +37,11 @@ from tilelang.schedule.errors import UnknownFunctionError, UnknownHandleError
 from tilelang.schedule.instruction import Instruction, InstructionKind
 from tilelang.schedule.schedule import Schedule
 from tilelang.schedule.schedule_state import ScheduleState, StmtSRef
-from tilelang.schedule.state import BlockRV, ExprRV, LoopRV
+from tilelang.schedule.state import BlockRV, ExprRV, LoopRV, SBlockRV
 from tilelang.schedule.trace import Trace
 
 __all__ = [
-    "Schedule", "BlockRV", "LoopRV", "ExprRV", "Instruction", "InstructionKind", "Trace",
-    "ScheduleState", "StmtSRef", "BlockScope", "Dependency", "DepKind", "CachedFlags",
+    "Schedule", "BlockRV", "SBlockRV", "LoopRV", "ExprRV", "Instruction", "InstructionKind",
+    "Trace", "ScheduleState", "StmtSRef", "BlockScope", "Dependency", "DepKind", "CachedFlags",
     "UnknownHandleError", "UnknownFunctionError",
 ]

@@ -264,7 +264,7 @@ def set_loop_kind(func, var, kind: S.ForKind, primitive: str, thread: str | None
                     primitive,
                     subject,
                     f"the loop is bound to the reduction iterator {iv.var.name} of block "
-                    f"{realize.block.name_hint!r}; only spatial loops can be {kind.value}",
+                    f"{realize.block.name_hint!r}; only spatial loops can be {kind.tag}",
                     loop,
                 )
         if loop.step is not None:

@@ -256,6 +256,10 @@ class Schedule(
         (rv,) = self._apply("get_block", args, func_name, blocks=[name])
         return rv
 
+    def get_sblock(self, name: str, func_name: str | None = None) -> BlockRV:
+        """TVM 0.27's name for :meth:`get_block` (blocks became ``SBlock``)."""
+        return self.get_block(name, func_name)
+
     def get_loops(self, block) -> list[LoopRV]:
         """The loops above a block, outermost first (up to the enclosing block)."""
         block, func_name, name = self._block_target(block, "get_loops")

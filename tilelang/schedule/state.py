@@ -44,6 +44,10 @@ class BlockRV(_RV):
     prefix = "b"
 
 
+#: TVM 0.27 calls blocks ``SBlock``; the handle is the same
+SBlockRV = BlockRV
+
+
 class LoopRV(_RV):
     """A handle to a loop (TVM's ``LoopRV``)."""
 

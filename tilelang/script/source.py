@@ -2,8 +2,11 @@
 
 The decorator reads the object's source text (``inspect``), dedents it, and parses it
 with the same grammar as a ``.tir`` file; diagnostics point into the real Python file.
-Plain Python numbers visible where the function is defined (module globals, the
-defining scope's locals, closure cells) may be used as constants in the body.
+Values visible where the function is defined (module globals, the defining scope's
+locals, closure cells) may be used in the body: Python numbers as constants, IR
+expressions and prim_funcs as themselves, and Python functions (lambdas included) as
+callables evaluated while parsing (:class:`~tilelang.parser.specs.Captured`). Only decorated Python code gets
+them: text given to ``tilelang.parse`` or read from a ``.tir`` file never runs Python.
 """
 
 from __future__ import annotations
@@ -15,11 +18,15 @@ import textwrap
 import types
 
 from tilelang.errors import TIRSyntaxError
+from tilelang.parser.specs import Captured
 
 
 def scope_values(frame, func=None) -> tuple[dict, dict]:
-    """``(constants, aliases)`` visible from the defining scope: Python numbers, and
-    the names under which ``tilelang.script.tir`` / ``ir`` (or TVM's) are imported."""
+    """``(constants, aliases)`` visible from the defining scope: Python numbers, IR
+    expressions, prim_funcs and Python functions (see :class:`Captured`), and the names
+    under which ``tilelang.script.tir`` / ``ir`` (or TVM's) are imported."""
+    from tilelang.ir import PrimExpr, PrimFunc
+
     namespaces = []
     if func is not None:
         namespaces.append(func.__globals__)
@@ -34,6 +41,10 @@ def scope_values(frame, func=None) -> tuple[dict, dict]:
                 isinstance(value, numbers.Number) and not isinstance(value, complex)
             ):
                 constants[name] = value
+            elif isinstance(value, (PrimExpr, PrimFunc)):
+                constants[name] = value
+            elif isinstance(value, types.FunctionType) and value is not func:
+                constants[name] = Captured(name, value)
             elif isinstance(value, types.ModuleType):
                 kind = _namespace_kind(value.__name__)
                 if kind is not None:
@@ -48,6 +59,8 @@ def _namespace_kind(module_name: str) -> str | None:
         return "T"
     if module_name.endswith(".ir") and "script" in module_name:
         return "I"
+    if module_name.endswith(".relax") and "script" in module_name:
+        return "R"
     if module_name in ("tilelang", "tvm", "tilelang.script", "tvm.script"):
         return "tvm"
     return None

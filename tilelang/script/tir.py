@@ -26,8 +26,11 @@ from tilelang.script.source import in_class_body, parse_object
 # -------------------------------------------------------------------- decorators
 
 
-def prim_func(func=None, *, private: bool = False):
+def prim_func(func=None, *, private: bool = False, s_tir: bool = True, check_well_formed=True):
     """Parse the decorated function as a TIR prim_func (returns a PrimFunc).
+
+    ``s_tir`` (TVM 0.27: the body has schedulable blocks) and ``check_well_formed`` are
+    accepted for TVM's spelling; tilelang has one TIR and always checks it.
 
     Inside an ``@I.ir_module`` class the function is returned unchanged: the module
     decorator parses the whole class at once.
@@ -121,6 +124,23 @@ floordiv, floormod, truncdiv, truncmod, ceildiv = (
 if_then_else, Select, call_extern = _op.if_then_else, _op.select, _op.call_extern
 
 
+def _intrinsic(name: str):
+    def build(*args, span=None):
+        return _op.call_intrin(name, *args, span=span)
+
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = f"``T.{name}(...)``: a call of the {name} intrinsic."
+    return build
+
+
+# the other math intrinsics, under TVM's names
+_MORE_MATH = (
+    "exp10", "log1p", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "atan2", "fmod", "hypot", "copysign", "nextafter", "popcount", "nearbyint", "isnan",
+)  # fmt: skip
+globals().update({_name: _intrinsic(_name) for _name in _MORE_MATH})
+
+
 def Cast(dtype, value):  # noqa: N802 - TVM's name
     """``T.Cast("float32", x)``."""
     return _CastNode(DataType(dtype), convert(value))
@@ -132,4 +152,5 @@ __all__ = [
     "pow", "exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan",
     "tanh", "sigmoid", "erf", "floor", "ceil", "round", "trunc", "floordiv", "floormod",
     "truncdiv", "truncmod", "ceildiv", "if_then_else", "Select", "call_extern", "Cast",
+    *_MORE_MATH,
 ]  # fmt: skip

@@ -86,7 +86,21 @@ class ExprPrinter(NodeFunctor):
         if isinstance(obj, dict):
             items = (f"{self.value(k)}: {self.value(v)}" for k, v in obj.items())
             return "{" + ", ".join(items) + "}"
+        if type(obj).__name__ == "Target" and hasattr(obj, "kind"):  # tilelang.target
+            return f"T.target({self.target_spec(obj)})"
         return self.node_ref(obj)
+
+    def target_spec(self, target) -> str:
+        """A target as its string (``"cuda -arch=sm_90"``) when that reads back as the
+        same target, else as a dict of its kind and options."""
+        def plain(value):
+            return isinstance(value, (bool, int)) or (
+                isinstance(value, str) and value and not any(c in value for c in " '\"[]{}=")
+            )
+
+        if all(plain(v) for v in target.options.values()):
+            return string_literal(str(target))
+        return self.value({"kind": target.kind, **target.options})
 
     def node_ref(self, obj) -> str:
         """A non-expression node used as a value (a buffer in ``T.attr``)."""
@@ -167,5 +181,5 @@ class ExprPrinter(NodeFunctor):
             return f'T.type_annotation("{op.dtype}")', P_ATOM
         info = INTRINSICS.get(op.op)
         if info is not None and info.result == "given" and op.op != "if_then_else":
-            args.insert(0, f'"{op.dtype}"')
+            args.append(f'dtype="{op.dtype}"')  # as TVM writes T.tvm_struct_get(..., dtype=)
         return f"T.{op.op}({', '.join(args)})", P_ATOM

@@ -90,6 +90,67 @@ def _mentions(value, var: E.Var) -> bool:
     return False
 
 
+def _free_vars(func: PrimFunc, declared) -> list:
+    """Variables used in ``func`` that no parameter, buffer or statement defines."""
+    from tilelang.ir.analysis import undefined_vars
+    from tilelang.ir.functor import StmtExprVisitor
+
+    class _Definitions(StmtExprVisitor):
+        """Every variable a statement defines, wherever it is; a DeclBuffer names a
+        pointer without allocating it, so its data variable is only a candidate."""
+
+        def __init__(self):
+            self.bound, self.declared_data = set(), []
+
+        def visit_var_def(self, var):
+            self.bound.add(id(var))
+
+        def visit_buffer_def(self, buffer):
+            self.bound.add(id(buffer))
+
+        def visit_decl_buffer(self, stmt):
+            self.declared_data.append(stmt.buffer.data)
+            self.generic_visit(stmt)
+
+        def visit_attr_stmt(self, stmt):
+            if isinstance(stmt.node, S.IterVar):  # a thread launch defines its variable
+                self.bound.add(id(stmt.node.var))
+            self.generic_visit(stmt)
+
+        def visit_block(self, block):
+            for buffer in (*block.alloc_buffers, *(m.buffer for m in block.match_buffers)):
+                self.bound.add(id(buffer.data))
+            self.generic_visit(block)
+
+    defs = _Definitions()
+    defs.visit(func.body)
+    bound = defs.bound | {id(p) for p in func.params}
+    bound.update(id(b.data) for b in func.buffer_map.values())
+    found = [v for v in undefined_vars(func) if id(v) not in bound]
+    found += [v for v in defs.declared_data if id(v) not in bound]
+    result, seen = [], {id(d) for d in declared} | {id(p) for p in func.params}
+    for var in found:
+        if id(var) not in seen:
+            seen.add(id(var))
+            result.append(var)
+    return result
+
+
+def _relaunched_threads(func: PrimFunc) -> list:
+    """``(var, thread tag)`` of the thread variables that several launches share."""
+    from tilelang.ir.functor import post_order_visit
+
+    launches: dict = {}
+
+    def visit(node):
+        if isinstance(node, S.AttrStmt) and isinstance(node.node, S.IterVar):
+            entry = launches.setdefault(id(node.node.var), [node.node.var, node.node.thread_tag, 0])
+            entry[2] += 1
+
+    post_order_visit(func.body, visit)
+    return [(var, tag) for var, tag, count in launches.values() if count > 1]
+
+
 class ScriptPrinter(StmtPrinter):
     """Prints any IR node as TVMScript text (see docs/language.md)."""
 
@@ -154,7 +215,9 @@ class ScriptPrinter(StmtPrinter):
 
     # -- functions
     def print_prim_func(self, func: PrimFunc, name: str) -> None:
-        self.emit("@T.prim_func")
+        # a function without a global symbol is private (TVM prints it the same way)
+        private = "global_symbol" not in func.attrs
+        self.emit("@T.prim_func(private=True)" if private else "@T.prim_func")
         matched, size_vars, params = [], [], []
         for param in func.params:
             buffer = func.buffer_map.get(param)
@@ -183,6 +246,13 @@ class ScriptPrinter(StmtPrinter):
                 self.emit(f"T.func_attr({self.value(func.attrs)})")
             for var in size_vars:
                 self.emit(f"{self.define_var(var)} = {self.size_var_call(var)}")
+            # variables the function uses but nothing defines are declared, so that the
+            # text parses back (TVM prints them the same way)
+            for var in _free_vars(func, size_vars):
+                self.emit(f"{self.define_var(var)} = {self.size_var_call(var)}")
+            # a thread variable launched more than once is declared once, as TVM does
+            for var, tag in _relaunched_threads(func):
+                self.emit(f"{self.define_var(var)} = T.env_thread({string_literal(tag)})")
             if func.attrs and attrs_late:
                 self.emit(f"T.func_attr({self.value(func.attrs)})")
             for param, buffer in matched:
@@ -215,6 +285,9 @@ class ScriptPrinter(StmtPrinter):
         self.emit("class Module:")
         self.indent += 1
         try:
+            if mod.attrs:
+                self.emit(f"I.module_attrs({self.value(dict(mod.attrs))})")
+                self.lines.append("")
             for index, (name, func) in enumerate(mod.functions.items()):
                 if index:
                     self.lines.append("")

@@ -81,6 +81,9 @@ class StmtPrinter(ExprPrinter):
         self.emit(f"{target} = {self.expr(op.value)}")
 
     def visit_evaluate(self, op: S.Evaluate):
+        if isinstance(op.value, E.Call) and op.value.op == "ret":
+            self.emit(f"return {self.expr(op.value.args[0])}")
+            return
         self.emit(f"T.evaluate({self.expr(op.value)})")
 
     def visit_if_then_else(self, op: S.IfThenElse):
@@ -95,9 +98,32 @@ class StmtPrinter(ExprPrinter):
         self.body(op.body)
 
     def visit_attr_stmt(self, op: S.AttrStmt):
+        if isinstance(op.node, S.IterVar) and op.attr_key == "thread_extent":
+            return self.launch_thread(op)
         node = self.value(op.node)
         self.emit(f"with T.attr({node}, {string_literal(op.attr_key)}, {self.expr(op.value)}):")
         self.body(op.body)
+
+    def launch_thread(self, op: S.AttrStmt):
+        """A thread launch, as TVM prints it: ``bx = T.launch_thread("blockIdx.x", 8)``
+        over the rest of the body (``with ... as bx:`` when not last); a variable launched
+        again is written ``with T.launch_thread(bx, 8):``."""
+        var, tag = op.node.var, string_literal(op.node.thread_tag)
+        extent = self.expr(op.value)
+        if self.names.lookup(var) is not None:
+            if self.tail:
+                self.emit(f"T.launch_thread({self.var_name(var)}, {extent})")
+                self.print_stmt(op.body, tail=True)
+            else:
+                self.emit(f"with T.launch_thread({self.var_name(var)}, {extent}):")
+                self.body(op.body)
+        elif self.tail:
+            self.emit(f"{self.define_var(var)} = T.launch_thread({tag}, {extent})")
+            self.print_stmt(op.body, tail=True)
+        else:
+            with self.scope():
+                self.emit(f"with T.launch_thread({tag}, {extent}) as {self.define_var(var)}:")
+                self.body(op.body)
 
     def visit_let_stmt(self, op: S.LetStmt):
         tail = self.tail
@@ -112,6 +138,8 @@ class StmtPrinter(ExprPrinter):
 
     def visit_assert_stmt(self, op: S.AssertStmt):
         cond, message = self.expr(op.condition), self.expr(op.message)
+        if op.error_kind != "RuntimeError":
+            message = f"({string_literal(op.error_kind)}, [{message}])"
         if self.tail:
             self.emit(f"assert {cond}, {message}")
             self.print_stmt(op.body, tail=True)
@@ -129,6 +157,21 @@ class StmtPrinter(ExprPrinter):
             args.append(f"annotations={self.value(op.annotations)}")
         call = f"T.allocate({', '.join(args)})"
         if tail:
+            self.emit(f"{self.define_var(op.buffer_var)} = {call}")
+            self.print_stmt(op.body, tail=True)
+            return
+        with self.scope():
+            self.emit(f"with {call} as {self.define_var(op.buffer_var)}:")
+            self.body(op.body)
+
+    def visit_allocate_const(self, op: S.AllocateConst):
+        extents = ", ".join(self.expr(x) for x in op.extents)
+        values = ", ".join(self.value(v) for v in op.data)
+        args = [f"[{values}]", f'"{op.dtype}"', f"[{extents}]"]
+        if op.annotations:
+            args.append(f"annotations={self.value(op.annotations)}")
+        call = f"T.allocate_const({', '.join(args)})"
+        if self.tail:
             self.emit(f"{self.define_var(op.buffer_var)} = {call}")
             self.print_stmt(op.body, tail=True)
             return
@@ -304,4 +347,5 @@ class StmtPrinter(ExprPrinter):
                 parts.append(self.expr(rng.min))
             else:
                 parts.append(f"{self.expr(rng.min)}:{self.stop_text(rng.min, rng.extent)}")
-        return f"{self.buffer_name(region.buffer)}[{', '.join(parts)}]"
+        # a zero-dimensional buffer's region is written A[()], as its element is
+        return f"{self.buffer_name(region.buffer)}[{', '.join(parts) or '()'}]"

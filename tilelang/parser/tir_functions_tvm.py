@@ -1,0 +1,146 @@
+"""``T.*`` functions of the programs TVM prints and tests: limits, targets, thread
+launches, constant storage, classic ``T.LetStmt``, and spellings of existing entries
+(``T.cast(x, dtype)``, ``T.fabs``, ``T.bind``, ``T.meta_var``).
+
+Registered into the same table as :mod:`tilelang.parser.tir_functions` (which imports
+this module); see :mod:`tilelang.parser.tir_registry` for how an entry's signature is
+its argument check.
+"""
+
+from __future__ import annotations
+
+from tilelang.ir import Cast, FloatImm, IntImm, Var, const
+from tilelang.ir import op as ops
+from tilelang.parser import specs as S
+from tilelang.parser.tir_registry import (
+    ArgError,
+    _kind,
+    as_dict,
+    as_dtype,
+    as_expr,
+    as_index,
+    as_shape,
+    as_str,
+    tir_function,
+)
+
+
+@tir_function("target")
+def target(spec, host=None):
+    """``T.target("cuda")`` / ``T.target({"kind": "c"}, host="llvm")``: a
+    :class:`tilelang.target.Target` as an attribute value."""
+    from tilelang.errors import BuildError
+    from tilelang.target import Target
+
+    try:
+        if host is None:
+            return Target(spec)
+        return Target(spec, host=str(Target(host)))
+    except BuildError as exc:
+        raise ArgError(str(exc), "spec") from None
+
+
+@tir_function("allocate_const")
+def allocate_const(data, dtype, extents, annotations=None):
+    dtype = as_dtype(dtype)
+    extents = as_shape(extents, "extents")
+    values = _flat_numbers(data)
+    count = 1
+    for extent in extents:
+        count = count * extent.value if isinstance(extent, IntImm) and count is not None else None
+    if count is not None and count != len(values):
+        raise ArgError(f"{len(values)} values for extents of {count} elements", "data")
+    kind = float if dtype.is_float() else int
+    if kind is int and any(isinstance(v, float) and not v.is_integer() for v in values):
+        raise ArgError(f"{dtype} constants must be integers", "data")
+    return S.AllocateConstSpec(tuple(kind(v) for v in values), dtype, extents,
+                               as_dict(annotations, "annotations"))
+
+
+def _flat_numbers(data) -> list:
+    if isinstance(data, (list, tuple)):
+        return [x for item in data for x in _flat_numbers(item)]
+    if isinstance(data, (IntImm, FloatImm)):
+        return [data.value]
+    if isinstance(data, bool) or not isinstance(data, (int, float)):
+        raise ArgError(f"T.allocate_const takes numbers, got {_kind(data)}", "data")
+    return [data]
+
+
+@tir_function("env_thread")
+def env_thread(thread_tag):
+    return S.EnvThreadSpec(as_str(thread_tag, "thread_tag"))
+
+
+@tir_function("launch_thread")
+def launch_thread(thread, extent):
+    if not isinstance(thread, (str, Var)):
+        raise ArgError(f"expected a thread tag or a T.env_thread variable, got {_kind(thread)}",
+                       "thread")
+    return S.LaunchSpec(thread, as_expr(as_index(extent, "extent"), "extent"))
+
+
+@tir_function("cast")
+def cast_lower(value, dtype, *, span=None):
+    """TVM's ``T.cast(value, dtype)`` (arguments the other way round from T.Cast)."""
+    return Cast(as_dtype(dtype), as_expr(value, "value"), span=span)
+
+
+@tir_function("bind")
+def bind(value):
+    """``x = T.bind(v)`` binds a variable (a let) even to a literal."""
+    return as_expr(value, "value")
+
+
+@tir_function("LetStmt")
+def let_stmt(value, type_annotation=None):
+    """``with T.LetStmt(value) as x:``: ``x`` is bound to ``value`` in the body."""
+    value = as_expr(value, "value")
+    if type_annotation is not None and as_dtype(type_annotation) != value.dtype:
+        raise ArgError(f"the value is {value.dtype}, not {type_annotation}", "type_annotation")
+    return S.LetSpec(value)
+
+
+@tir_function("meta_var")
+def meta_var(value):
+    """``T.meta_var(v)`` is ``v`` itself (a name for a value, not a variable)."""
+    return value
+
+
+@tir_function("min_value")
+def min_value(dtype, *, span=None):
+    return const(_limit(as_dtype(dtype), lowest=True), as_dtype(dtype), span=span)
+
+
+@tir_function("max_value")
+def max_value(dtype, *, span=None):
+    return const(_limit(as_dtype(dtype), lowest=False), as_dtype(dtype), span=span)
+
+
+def _limit(dtype, lowest: bool):
+    """The least (or greatest) finite value of a scalar ``dtype``, as TVM defines it."""
+    import numpy as np
+
+    if dtype.lanes != 1:
+        raise ArgError(f"a limit is of a scalar type, not {dtype}", "dtype")
+    if dtype.is_uint():
+        return 0 if lowest else 2**dtype.bits - 1
+    if dtype.is_int():
+        return -(2 ** (dtype.bits - 1)) if lowest else 2 ** (dtype.bits - 1) - 1
+    if dtype.is_float() and str(dtype) == "bfloat16":
+        big = 3.3895313892515355e38
+    elif dtype.is_float() and dtype.bits in (16, 32, 64):
+        big = float(np.finfo(f"float{dtype.bits}").max)
+    else:
+        raise ArgError(f"{dtype} has no limits tilelang knows", "dtype")
+    return -big if lowest else big
+
+
+@tir_function("fabs")
+def fabs(x, dtype=None, *, span=None):
+    x = as_expr(x, "x")
+    if dtype is not None and as_dtype(dtype) != x.dtype:
+        raise ArgError(f"T.fabs of a {x.dtype} value has dtype {x.dtype}", "dtype")
+    if not x.dtype.element_of().is_float():
+        raise ArgError(f"T.fabs needs a float argument, got {x.dtype}", "x")
+    return ops.abs(x, span=span)
