@@ -264,10 +264,6 @@ def test_course_relax_module_as_text_builds_and_runs():
     np.testing.assert_array_equal(vm["main"](data).numpy(), np.maximum(data, 0))
 
 
-@pytest.mark.xfail(
-    raises=ImportError, strict=True,
-    reason="`from tilelang.script import relax as R` is issue 14's (decorated @R.function)",
-)  # fmt: skip
 def test_course_relax_module_as_decorated_python(tmp_path):
     from tilelang.script import relax as R  # noqa: F401
 
