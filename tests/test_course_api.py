@@ -257,19 +257,22 @@ class MyModule:
 
 
 def test_course_relax_module_as_text_builds_and_runs():
-    # the `cls = MyModule` line is issue 14's; `cls.relu0` without it parses today
-    mod = tilelang.parse(COURSE_MODULE.replace("        cls = MyModule\n", ""))
+    mod = tilelang.parse(COURSE_MODULE)
     vm = relax.VirtualMachine(relax.build(mod, target="c"), tilelang.cpu())
     data = np.array([[-1, 2, -3, 4]], "float32")
     np.testing.assert_array_equal(vm["main"](data).numpy(), np.maximum(data, 0))
 
 
-def test_course_relax_module_as_decorated_python(tmp_path):
+def test_course_relax_module_as_decorated_python(tmp_path, monkeypatch):
     from tilelang.script import relax as R  # noqa: F401
+
+    import importlib.util
 
     path = tmp_path / "course_module.py"
     path.write_text("from tilelang.script import ir as I, relax as R, tir as T\n" + COURSE_MODULE)
-    namespace: dict = {}
-    exec(compile(path.read_text(), str(path), "exec"), namespace)  # a real file: source
-    mod = namespace["MyModule"]
+    spec = importlib.util.spec_from_file_location("course_module", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "course_module", module)  # imported as a user's module is
+    spec.loader.exec_module(module)
+    mod = module.MyModule
     assert_structural_equal(mod, tilelang.parse(COURSE_MODULE))
