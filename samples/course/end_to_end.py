@@ -6,9 +6,7 @@ DLPack, ``register_func(..., override=True)``), run by the virtual machine with 
 weights as arguments and bound as constants (``BindParams``); then ``linear0`` is tuned
 with MetaSchedule's spelling and swapped in with ``get_global_var`` / ``update_func``.
 
-The module is the course's ``@R.function`` class verbatim. Until decorated graph
-functions land (``from tilelang.script import relax as R``, issue 14), its text is
-parsed with ``tilelang.parse``; the class is otherwise the course's code.
+The module is the course's decorated ``@R.function`` class verbatim.
 
     python samples/course/end_to_end.py
 """
@@ -24,8 +22,10 @@ import torch
 import tilelang as tvm
 from tilelang import meta_schedule as ms
 from tilelang import relax
+from tilelang.script import relax as R
+from tilelang.script import tir as T
 
-MY_MODULE_MIXTURE = '''
+
 @tvm.script.ir_module
 class MyModuleMixture:
     @T.prim_func
@@ -59,8 +59,8 @@ class MyModuleMixture:
             out = R.call_dps_packed("env.linear", (lv1, w1, b1), R.Tensor((1, 10), dtype="float32"))
             R.output(out)
         return out
-'''
-MyModuleMixture = tvm.parse(MY_MODULE_MIXTURE)
+
+
 MyModuleMixture.show()
 
 
