@@ -71,6 +71,9 @@ class Target:
                 f"not {type(spec).__name__}"
             )
         parsed.update(options)
+        # "cuda -host=llvm" (the printed form) and Target("cuda", host="llvm") are one target
+        spelled_host = parsed.pop("host", None)
+        host = spelled_host if host is None else host
         _check_kind(kind)
         self.__attrs_init__(kind, parsed, None if host is None else as_target(host))
 
@@ -131,6 +134,8 @@ class Target:
         parts = [self.kind]
         for key, value in self.options.items():
             parts.append(f"-{key}" if value is True else f"-{key}={value}")
+        if self.host is not None:
+            parts.append(f"-host={self.host}")
         return " ".join(parts)
 
     def __repr__(self) -> str:

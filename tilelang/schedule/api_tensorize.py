@@ -74,6 +74,9 @@ class TensorizePrimitives:
             @T.prim_func
             def main(A: T.Buffer((2, 16), "float32"), B: T.Buffer((16,), "float32"), C: T.Buffer((2,), "float32")):
                 T.func_attr({"global_symbol": "main"})
+                A_elem_offset = T.int32()
+                B_elem_offset = T.int32()
+                C_elem_offset = T.int32()
                 for i in range(2):
                     with T.block("dot_o"):
                         vi_o = T.axis.remap("S", [i])
