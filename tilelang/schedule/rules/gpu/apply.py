@@ -1,0 +1,74 @@
+"""The GPU driver: which rule schedules each block, and the fallbacks.
+
+Per unscheduled function: cheap elementwise intermediates are inlined (the CPU
+rules' :func:`~tilelang.schedule.rules.fusion.inline_cheap_producers`); then every
+block, from the last back, gets the first plan that applies: the §6 matmul tiling
+(:mod:`.matmul`), a cross-thread reduction (:mod:`.reduction`), one thread per
+output (:mod:`.spatial`, vectorised, then without vectors). Each plan runs on a copy
+of the schedule and is dropped when a primitive refuses, so the result computes what
+the input computes. Every block ends up under ``blockIdx``/``threadIdx`` loops, as
+the CUDA backend requires; a block no plan can bind is a ScheduleError naming it.
+"""
+
+from __future__ import annotations
+
+from tilelang.errors import ScheduleError
+from tilelang.ir.function import PrimFunc
+from tilelang.schedule.rules import fusion
+from tilelang.schedule.rules.analysis import leaf_blocks
+from tilelang.schedule.rules.apply import _attempt, is_user_scheduled
+from tilelang.schedule.rules.gpu.limits import gpu_limits
+from tilelang.schedule.rules.gpu.matmul import apply_matmul, plan_matmul
+from tilelang.schedule.rules.gpu.reduction import cross_thread_reduction, wants_cross_thread
+from tilelang.schedule.rules.gpu.spatial import bind_threads
+from tilelang.schedule.schedule import Schedule
+
+
+def _plans(info, limits):
+    """The plans for one block, best first."""
+    plan = plan_matmul(info, limits)
+    if plan is not None:
+        yield lambda s, b: apply_matmul(s, b, info, plan)
+    if wants_cross_thread(info):
+        yield lambda s, b: cross_thread_reduction(s, b, info, limits)
+    yield lambda s, b: bind_threads(s, b, info, limits, vector=True)
+    yield lambda s, b: bind_threads(s, b, info, limits, vector=False)
+
+
+def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
+    """The GPU rules applied to one function of ``sch``; returns the schedule to go
+    on with. Raises ScheduleError when some block cannot be bound to threads."""
+    func = sch.mod[func_name]
+    outputs = {func.buffer_map[p] for p in func.params if p in func.buffer_map}
+    infos = leaf_blocks(func)
+    if infos is None:
+        raise ScheduleError(
+            f"the default GPU schedule needs plain loops around blocks; {func_name!r} "
+            "has another structure: schedule it by hand"
+        )
+    sch, _ = _attempt(sch, lambda s: fusion.inline_cheap_producers(s, func_name, infos, outputs))
+    infos = leaf_blocks(sch.mod[func_name]) or []
+    for info in reversed(infos):
+        for plan in _plans(info, limits):
+            sch, ok = _attempt(sch, lambda s: plan(s, s.get_block(info.name, func_name)))
+            if ok:
+                break
+        else:
+            raise ScheduleError(
+                f"the default GPU schedule cannot bind block {info.name!r} of "
+                f"{func_name!r} to threads (it has no spatial loop); schedule it by hand"
+            )
+    return sch
+
+
+def default_gpu_schedule(mod, target=None) -> Schedule:
+    """A :class:`Schedule` of ``mod`` with the default GPU rules applied to every
+    PrimFunc that carries no schedule of its own, sized by ``target``'s limits (see
+    :func:`~tilelang.schedule.rules.gpu.limits.gpu_limits`); ``sch.mod`` is the
+    result and ``sch.trace`` the primitives issued (replayable)."""
+    limits = gpu_limits(target)
+    sch = Schedule(mod)
+    for name, func in list(mod.functions.items()):
+        if isinstance(func, PrimFunc) and not is_user_scheduled(func):
+            sch = schedule_function_gpu(sch, name, limits)
+    return sch

@@ -1,0 +1,88 @@
+"""Cross-thread reductions: the threads of one block share one output element.
+
+For a reduction block with few outputs and a long reduction (a row sum, a softmax's
+row max), each output gets a thread block: the fused reduction loop is split by the
+thread count ``T`` and factored (``rfactor``) into ``T`` partial results, one per
+thread, kept in ``shared`` memory; after the barrier the ThreadSync pass inserts,
+every thread combines the ``T`` partials in its own register and writes the result
+(all threads write the same value). Combining redundantly costs ``T`` shared-memory
+reads per thread, which are broadcasts; it needs no warp shuffle, which the CUDA
+backend does not express, and it computes the same on the C backend, where thread
+loops run in turn.
+"""
+
+from __future__ import annotations
+
+from tilelang.errors import ScheduleError
+from tilelang.schedule.rules.gpu.spatial import spatial_first
+
+#: most threads that share one reduction
+MAX_REDUCE_THREADS = 256
+#: shortest reduction worth splitting over threads
+MIN_REDUCE_EXTENT = 64
+#: with at least this many outputs, one thread per output already fills the GPU
+MANY_OUTPUTS = 1 << 16
+
+
+def wants_cross_thread(info) -> bool:
+    """A reduction with an init, an output that stays put along the reduction, a
+    known reduction extent of at least :data:`MIN_REDUCE_EXTENT`, and too few outputs
+    to fill the GPU one thread each."""
+    if not info.is_reduction or not info.has_init or info.write is None:
+        return False
+    if any(info.write.strides.get(id(iv.var)) != 0 for iv in info.reduce):
+        return False
+    extents = [info.extent_of(iv) for iv in info.reduce]
+    if None in extents:
+        return False
+    reduce_total = 1
+    for e in extents:
+        reduce_total *= e
+    outputs = 1
+    for iv in info.spatial:
+        e = info.extent_of(iv)
+        outputs = outputs * e if e is not None and outputs is not None else None
+    return reduce_total >= MIN_REDUCE_EXTENT and (outputs is None or outputs < MANY_OUTPUTS)
+
+
+def _threads(reduce_total, limits) -> int:
+    threads = limits.warp_size
+    cap = min(MAX_REDUCE_THREADS, limits.max_threads_per_block)
+    while threads * 2 <= cap and threads * 2 <= reduce_total:
+        threads *= 2
+    return threads
+
+
+def cross_thread_reduction(sch, block, info, limits) -> None:
+    """The schedule of the module docstring applied to ``block``."""
+    outer, inner = spatial_first(sch, block, info)
+    if not outer:
+        raise ScheduleError(f"block {info.name!r}: a reduction to one value is not split over blocks")
+    reduce_total = 1
+    for iv in info.reduce:
+        reduce_total *= info.extent_of(iv)
+    threads = _threads(reduce_total, limits)
+    r = sch.fuse(*inner) if len(inner) > 1 else inner[0]
+    _, r_inner = sch.split(r, [None, threads])
+    partial = sch.rfactor(r_inner, 0)
+    loops = sch.get_loops(block)
+    row = sch.fuse(*loops[: len(outer)]) if len(outer) > 1 else loops[0]
+    sch.bind(row, "blockIdx.x")
+    write_back = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(write_back, row)
+    sch.compute_at(partial, row)
+    sch.set_scope(partial, 0, "shared")
+    below = sch.get_loops(partial)[1:]
+    thread_loop = [lp for lp in below if _extent(sch, lp) == threads]
+    if not thread_loop:
+        raise ScheduleError(f"block {info.name!r}: no loop of {threads} partial results")
+    rest = [lp for lp in below if lp is not thread_loop[0]]
+    if rest and below[0] is not thread_loop[0]:
+        sch.reorder(thread_loop[0], *rest)
+    sch.bind(thread_loop[0], "threadIdx.x")
+
+
+def _extent(sch, loop):
+    from tilelang.schedule.rules.fusion import loop_extent
+
+    return loop_extent(sch, loop)
