@@ -13,15 +13,38 @@ the CUDA backend requires; a block no plan can bind is a ScheduleError naming it
 from __future__ import annotations
 
 from tilelang.errors import ScheduleError
+from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
+from tilelang.ir.functor import StmtExprVisitor
 from tilelang.schedule.rules import fusion
 from tilelang.schedule.rules.analysis import leaf_blocks
-from tilelang.schedule.rules.apply import _attempt, is_user_scheduled
+from tilelang.schedule.rules.apply import _attempt
 from tilelang.schedule.rules.gpu.limits import gpu_limits
 from tilelang.schedule.rules.gpu.matmul import apply_matmul, plan_matmul
 from tilelang.schedule.rules.gpu.reduction import cross_thread_reduction, wants_cross_thread
 from tilelang.schedule.rules.gpu.spatial import bind_threads
 from tilelang.schedule.schedule import Schedule
+
+
+class _ThreadBound(StmtExprVisitor):
+    found = False
+
+    def visit_for(self, node):
+        if node.thread_binding is not None or node.kind is S.ForKind.THREAD_BINDING:
+            self.found = True
+        self.generic_visit(node)
+
+
+def is_gpu_scheduled(func: PrimFunc) -> bool:
+    """True when ``func`` binds some loop to a GPU thread axis (or is lowered): its
+    author scheduled it for the GPU and the rules leave it exactly as written. A
+    function without thread bindings cannot run as a kernel, so the rules schedule it
+    even when it carries a CPU schedule (as TVM's DefaultGPUSchedule does)."""
+    if func.attrs.get("tl.lowered"):
+        return True
+    visitor = _ThreadBound()
+    visitor.visit(func.body)
+    return visitor.found
 
 
 def _plans(info, limits):
@@ -63,12 +86,12 @@ def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
 
 def default_gpu_schedule(mod, target=None) -> Schedule:
     """A :class:`Schedule` of ``mod`` with the default GPU rules applied to every
-    PrimFunc that carries no schedule of its own, sized by ``target``'s limits (see
+    PrimFunc without thread bindings (:func:`is_gpu_scheduled`), sized by ``target``'s limits (see
     :func:`~tilelang.schedule.rules.gpu.limits.gpu_limits`); ``sch.mod`` is the
     result and ``sch.trace`` the primitives issued (replayable)."""
     limits = gpu_limits(target)
     sch = Schedule(mod)
     for name, func in list(mod.functions.items()):
-        if isinstance(func, PrimFunc) and not is_user_scheduled(func):
+        if isinstance(func, PrimFunc) and not is_gpu_scheduled(func):
             sch = schedule_function_gpu(sch, name, limits)
     return sch
