@@ -70,8 +70,10 @@ def cross_thread_reduction(sch, block, info, limits) -> None:
     sch.bind(row, "blockIdx.x")
     write_back = sch.cache_write(block, 0, "local")
     sch.reverse_compute_at(write_back, row)
-    sch.compute_at(partial, row)
+    # shared before compute_at: a global buffer is visible to every thread block, so
+    # compute_at would relax the blockIdx loop and compute every row in each block
     sch.set_scope(partial, 0, "shared")
+    sch.compute_at(partial, row)
     below = sch.get_loops(partial)[1:]
     thread_loop = [lp for lp in below if _extent(sch, lp) == threads]
     if not thread_loop:
