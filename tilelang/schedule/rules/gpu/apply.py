@@ -52,7 +52,7 @@ def _plans(info, limits):
     plan = plan_matmul(info, limits)
     if plan is not None:
         yield lambda s, b: apply_matmul(s, b, info, plan)
-    if wants_cross_thread(info):
+    if wants_cross_thread(info, limits):
         yield lambda s, b: cross_thread_reduction(s, b, info, limits)
     yield lambda s, b: bind_threads(s, b, info, limits, vector=True)
     yield lambda s, b: bind_threads(s, b, info, limits, vector=False)

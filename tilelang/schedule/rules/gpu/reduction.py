@@ -14,6 +14,7 @@ loops run in turn.
 from __future__ import annotations
 
 from tilelang.errors import ScheduleError
+from tilelang.schedule.rules.gpu.limits import gpu_limits
 from tilelang.schedule.rules.gpu.spatial import spatial_first
 
 #: most threads that share one reduction
@@ -24,10 +25,11 @@ MIN_REDUCE_EXTENT = 64
 MANY_OUTPUTS = 1 << 16
 
 
-def wants_cross_thread(info) -> bool:
+def wants_cross_thread(info, limits=None) -> bool:
     """A reduction with an init, an output that stays put along the reduction, a
-    known reduction extent of at least :data:`MIN_REDUCE_EXTENT`, and too few outputs
-    to fill the GPU one thread each."""
+    known reduction extent of at least :data:`MIN_REDUCE_EXTENT` that a whole number
+    of warps divides (rfactor takes no predicated split), and too few outputs to fill
+    the GPU one thread each."""
     if not info.is_reduction or not info.has_init or info.write is None:
         return False
     if any(info.write.strides.get(id(iv.var)) != 0 for iv in info.reduce):
@@ -42,15 +44,19 @@ def wants_cross_thread(info) -> bool:
     for iv in info.spatial:
         e = info.extent_of(iv)
         outputs = outputs * e if e is not None and outputs is not None else None
-    return reduce_total >= MIN_REDUCE_EXTENT and (outputs is None or outputs < MANY_OUTPUTS)
+    if reduce_total < MIN_REDUCE_EXTENT or (outputs is not None and outputs >= MANY_OUTPUTS):
+        return False
+    return _threads(reduce_total, limits or gpu_limits()) is not None
 
 
-def _threads(reduce_total, limits) -> int:
-    threads = limits.warp_size
+def _threads(reduce_total, limits) -> int | None:
+    """The largest power-of-two number of threads, at least a warp and at most the
+    limits allow, that divides ``reduce_total``; None if there is none."""
     cap = min(MAX_REDUCE_THREADS, limits.max_threads_per_block)
-    while threads * 2 <= cap and threads * 2 <= reduce_total:
+    threads = 1
+    while threads * 2 <= cap and reduce_total % (threads * 2) == 0:
         threads *= 2
-    return threads
+    return threads if threads >= min(limits.warp_size, cap) else None
 
 
 def cross_thread_reduction(sch, block, info, limits) -> None:
@@ -62,6 +68,8 @@ def cross_thread_reduction(sch, block, info, limits) -> None:
     for iv in info.reduce:
         reduce_total *= info.extent_of(iv)
     threads = _threads(reduce_total, limits)
+    if threads is None:
+        raise ScheduleError(f"block {info.name!r}: no warp multiple divides the reduction")
     r = sch.fuse(*inner) if len(inner) > 1 else inner[0]
     _, r_inner = sch.split(r, [None, threads])
     partial = sch.rfactor(r_inner, 0)

@@ -42,15 +42,16 @@ def _product(values):
     return total
 
 
-def bind_threads(sch, block, info, limits, vector=True) -> None:
-    """The one-thread-per-output schedule (see the module docstring)."""
+def bind_threads(sch, block, info, limits, vector=True, threads=THREADS) -> None:
+    """The one-thread-per-output schedule (see the module docstring), ``threads`` per
+    block at most."""
     outer, _ = spatial_first(sch, block, info)
     if not outer:
         raise ScheduleError(f"block {info.name!r} has no spatial loop to bind to threads")
     extents = [info.extent_of(iv) for iv in sorted(info.spatial, key=info.loop_of)]
     total = _product(extents)
     fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
-    threads = limits.threads(THREADS)
+    threads = limits.threads(threads)
     if total is not None:
         threads = max(1, min(threads, total))
     lanes = _lanes(info, extents, total, threads) if vector else 1
