@@ -16,7 +16,8 @@ Per block of the function, last first:
   loads). ``R2`` and the ``S3`` loops are unrolled or not (a sampled decision).
   Draws whose threads per block exceed the target's limit, or whose shared panels
   exceed its shared memory, raise ScheduleError (the tuner draws again).
-  A long reduction with few outputs (a row sum) is left to the cross-thread plan.
+  A long reduction with fewer than :data:`MIN_TILED_OUTPUTS` outputs (a row sum) is
+  left to the cross-thread plan.
 - any other block gets one of the default GPU plans
   (:mod:`tilelang.schedule.rules.gpu`) with a sampled number of threads.
 
@@ -38,6 +39,9 @@ MAX_THREAD_TILE = 128
 #: thread counts the non-tiled blocks draw from
 THREAD_CHOICES = (64, 128, 256, 512, 1024)
 VECTOR_CHOICES = (1, 2, 4)
+#: reductions with at least this many outputs are tiled even when the cross-thread
+#: plan would take them (a 32 x 32 tile of a matmul is already a block of work)
+MIN_TILED_OUTPUTS = 1024
 
 
 def cuda_space(target=None):
@@ -55,7 +59,8 @@ def cuda_space(target=None):
         fusion.inline_cheap_producers(sch, func_name, infos, outputs)
         for info in reversed(leaf_blocks(sch.mod[func_name]) or []):
             block = sch.get_block(info.name, func_name)
-            if _tileable(info) and not wants_cross_thread(info, limits):
+            if _tileable(info) and (_outputs(info) >= MIN_TILED_OUTPUTS
+                                    or not wants_cross_thread(info, limits)):
                 multi_level_tiling(sch, block, info, limits)
             else:
                 _default_plan(sch, block, info, limits)
@@ -80,6 +85,13 @@ def _tileable(info) -> bool:
     if any(info.write.strides.get(id(iv.var)) != 0 for iv in info.reduce):
         return False
     return None not in info.extents
+
+
+def _outputs(info) -> int:
+    total = 1
+    for iv in info.spatial:
+        total *= info.extent_of(iv)
+    return total
 
 
 def _default_plan(sch, block, info, limits) -> None:
