@@ -7,12 +7,12 @@ block, from the last back, gets the first plan that applies: the §6 matmul tili
 output (:mod:`.spatial`, vectorised, then without vectors). Each plan runs on a copy
 of the schedule and is dropped when a primitive refuses, so the result computes what
 the input computes. Every block ends up under ``blockIdx``/``threadIdx`` loops, as
-the CUDA backend requires; a block no plan can bind is a ScheduleError naming it.
+the CUDA backend requires; a function with a block no plan can bind is left as
+written (the backend's error then names the unbound loop).
 """
 
 from __future__ import annotations
 
-from tilelang.errors import ScheduleError
 from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
 from tilelang.ir.functor import StmtExprVisitor
@@ -60,15 +60,15 @@ def _plans(info, limits):
 
 def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
     """The GPU rules applied to one function of ``sch``; returns the schedule to go
-    on with. Raises ScheduleError when some block cannot be bound to threads."""
+    on with. A function the rules cannot bind completely (loops without blocks, a
+    block with no spatial loop) is left exactly as written: the CUDA backend then
+    names the loop that would run on the host."""
     func = sch.mod[func_name]
     outputs = {func.buffer_map[p] for p in func.params if p in func.buffer_map}
     infos = leaf_blocks(func)
     if infos is None:
-        raise ScheduleError(
-            f"the default GPU schedule needs plain loops around blocks; {func_name!r} "
-            "has another structure: schedule it by hand"
-        )
+        return sch
+    before = sch
     sch, _ = _attempt(sch, lambda s: fusion.inline_cheap_producers(s, func_name, infos, outputs))
     infos = leaf_blocks(sch.mod[func_name]) or []
     for info in reversed(infos):
@@ -77,10 +77,7 @@ def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
             if ok:
                 break
         else:
-            raise ScheduleError(
-                f"the default GPU schedule cannot bind block {info.name!r} of "
-                f"{func_name!r} to threads (it has no spatial loop); schedule it by hand"
-            )
+            return before
     return sch
 
 
