@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from tilelang.testing import default_workloads as W
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 
 TARGET = "cuda -arch=sm_90"
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 REGISTERS_PER_SM = 65536
 
 
@@ -99,6 +101,25 @@ def test_default_schedule_builds_fits_and_computes(name):
     assert str(scheduled.trace) == str(lib.trace)
     got, want = run_on_c(scheduled.mod, workload)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("sample", ["linear0", "mlp", "window_sum", "matmul_two_blocks", "mm_relu"])
+def test_unscheduled_samples_build(sample):
+    lib = tilelang.build(tilelang.parse_file(SAMPLES / f"{sample}.tir"), target=TARGET)
+    assert lib.backend_module.compile_log == "" and lib.trace.insts
+
+
+def test_symbolic_shapes_with_a_unit_loop_compute_on_the_c_backend():
+    """linear0 (SEED §4): n and m are int64 parameters next to an int32 unit loop."""
+    mod = tilelang.parse_file(SAMPLES / "linear0.tir")
+    sch = default_gpu_schedule(mod, TARGET)
+    assert "T.thread_binding" in sch.mod.script()
+    rng = np.random.default_rng(0)
+    m, n = 37, 300  # not multiples of the 256 threads: the predicate guards the tail
+    x, w, b = rng.random((1, m), "float32"), rng.random((n, m), "float32"), rng.random(n, "float32")
+    z = np.zeros((1, n), "float32")
+    tilelang.build(sch.mod, "c", auto_schedule=False)["linear0"](x, w, b, z)
+    np.testing.assert_allclose(z, x @ w.T + b, rtol=1e-5)
 
 
 def test_large_matmul_gets_the_shared_memory_tiling():

@@ -45,11 +45,19 @@ def _product(values):
 def bind_threads(sch, block, info, limits, vector=True, threads=THREADS) -> None:
     """The one-thread-per-output schedule (see the module docstring), ``threads`` per
     block at most."""
-    outer, _ = spatial_first(sch, block, info)
+    outer, inner = spatial_first(sch, block, info)
     if not outer:
         raise ScheduleError(f"block {info.name!r} has no spatial loop to bind to threads")
     extents = [info.extent_of(iv) for iv in sorted(info.spatial, key=info.loop_of)]
     total = _product(extents)
+    unit = [lp for lp, e in zip(outer, extents) if e == 1]
+    if unit and len(unit) < len(outer):
+        # unit loops move inside the thread instead of being fused: fusing needs one
+        # index type, and T.grid(1, n) gives an int32 1 next to an int64 n
+        outer = [lp for lp, e in zip(outer, extents) if e != 1]
+        sch.reorder(*outer, *unit, *inner)
+        extents = [e for e in extents if e != 1]
+        vector = False
     fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
     threads = limits.threads(threads)
     if total is not None:
