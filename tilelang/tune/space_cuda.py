@@ -21,15 +21,15 @@ Per block of the function, last first:
 - any other block gets one of the default GPU plans
   (:mod:`tilelang.schedule.rules.gpu`) with a sampled number of threads.
 
-Elementwise intermediates are inlined first, as the default rules do.
+Elementwise intermediates are inlined first, as the default GPU rules do.
 """
 
 from __future__ import annotations
 
 from tilelang.errors import ScheduleError
 from tilelang.ir.function import PrimFunc
-from tilelang.schedule.rules import fusion
 from tilelang.schedule.rules.analysis import leaf_blocks
+from tilelang.schedule.rules.gpu.apply import inline_producers
 from tilelang.schedule.rules.gpu.limits import gpu_limits
 from tilelang.schedule.rules.gpu.reduction import cross_thread_reduction, wants_cross_thread
 from tilelang.schedule.rules.gpu.spatial import bind_threads, spatial_first
@@ -56,7 +56,7 @@ def cuda_space(target=None):
         if infos is None:
             raise ScheduleError(f"the CUDA space needs plain loops around blocks in {func_name!r}")
         outputs = {func.buffer_map[p] for p in func.params if p in func.buffer_map}
-        fusion.inline_cheap_producers(sch, func_name, infos, outputs)
+        inline_producers(sch, func_name, infos, outputs)
         for info in reversed(leaf_blocks(sch.mod[func_name]) or []):
             block = sch.get_block(info.name, func_name)
             if _tileable(info) and (_outputs(info) >= MIN_TILED_OUTPUTS

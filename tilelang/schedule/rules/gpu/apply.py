@@ -1,7 +1,7 @@
 """The GPU driver: which rule schedules each block, and the fallbacks.
 
-Per unscheduled function: cheap elementwise intermediates are inlined (the CPU
-rules' :func:`~tilelang.schedule.rules.fusion.inline_cheap_producers`); then every
+Per unscheduled function: elementwise intermediates are inlined
+(:func:`inline_producers`); then every
 block, from the last back, gets the first plan that applies: the §6 matmul tiling
 (:mod:`.matmul`), a cross-thread reduction (:mod:`.reduction`), one thread per
 output (:mod:`.spatial`, vectorised, then without vectors). Each plan runs on a copy
@@ -13,10 +13,10 @@ written (the backend's error then names the unbound loop).
 
 from __future__ import annotations
 
+from tilelang.errors import ScheduleError
 from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
 from tilelang.ir.functor import StmtExprVisitor
-from tilelang.schedule.rules import fusion
 from tilelang.schedule.rules.analysis import leaf_blocks
 from tilelang.schedule.rules.apply import _attempt
 from tilelang.schedule.rules.gpu.limits import gpu_limits
@@ -58,6 +58,21 @@ def _plans(info, limits):
     yield lambda s, b: bind_threads(s, b, info, limits, vector=False)
 
 
+def inline_producers(sch, func_name, infos, outputs) -> None:
+    """``compute_inline`` every elementwise block that writes an intermediate buffer.
+    Unlike the CPU rules, transcendental producers are inlined into several readers
+    too: the kernels are bound by memory, and recomputing an ``exp`` costs less than
+    writing its result to global memory and reading it back (softmax's ``e``). A
+    refused inline leaves ``sch`` unchanged (ScheduleError's contract)."""
+    for info in infos[:-1]:
+        if info.is_reduction or info.write is None or info.write.buffer in outputs:
+            continue
+        try:
+            sch.compute_inline(sch.get_block(info.name, func_name))
+        except ScheduleError:
+            continue
+
+
 def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
     """The GPU rules applied to one function of ``sch``; returns the schedule to go
     on with. A function the rules cannot bind completely (loops without blocks, a
@@ -69,7 +84,7 @@ def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
     if infos is None:
         return sch
     before = sch
-    sch, _ = _attempt(sch, lambda s: fusion.inline_cheap_producers(s, func_name, infos, outputs))
+    sch, _ = _attempt(sch, lambda s: inline_producers(s, func_name, infos, outputs))
     infos = leaf_blocks(sch.mod[func_name]) or []
     for info in reversed(infos):
         for plan in _plans(info, limits):
