@@ -17,8 +17,10 @@ from tilelang.errors import ScheduleError
 from tilelang.schedule.rules.gpu.limits import gpu_limits
 from tilelang.schedule.rules.gpu.spatial import spatial_first
 
-#: most threads that share one reduction
-MAX_REDUCE_THREADS = 256
+#: most threads that share one reduction: each thread combines all T partials, T^2
+#: shared-memory reads per block, so T stays small (64: a 1024-long row costs 16
+#: global loads and 64 shared loads per thread)
+MAX_REDUCE_THREADS = 64
 #: shortest reduction worth splitting over threads
 MIN_REDUCE_EXTENT = 64
 #: with at least this many outputs, one thread per output already fills the GPU
