@@ -134,8 +134,10 @@ def test_large_matmul_gets_the_shared_memory_tiling():
     assert (stores, loads) == (0, 0) and registers * 256 <= REGISTERS_PER_SM
 
 
-def test_reductions_are_cross_thread_through_shared_memory():
-    workload = W.softmax(64, 1024)
+@pytest.mark.parametrize("rows, cols", [(64, 1024), (4, 4096)])
+def test_reductions_are_cross_thread_through_shared_memory(rows, cols):
+    """(4, 4096): 64 threads and 64 steps each; the thread loop is the partials' own."""
+    workload = W.softmax(rows, cols)
     lib = tilelang.build(tilelang.parse(workload.tir), target=TARGET)
     source = lib.get_source()
     assert source.count("__shared__") == 2  # the row max and the row sum

@@ -85,13 +85,43 @@ def cross_thread_reduction(sch, block, info, limits) -> None:
     sch.set_scope(partial, 0, "shared")
     sch.compute_at(partial, row)
     below = sch.get_loops(partial)[1:]
-    thread_loop = [lp for lp in below if _extent(sch, lp) == threads]
-    if not thread_loop:
+    var = _partial_loop_var(sch, partial)
+    thread_loop = [lp for lp in below if sch.get(lp).loop_var is var]
+    if not thread_loop or _extent(sch, thread_loop[0]) != threads:
         raise ScheduleError(f"block {info.name!r}: no loop of {threads} partial results")
     rest = [lp for lp in below if lp is not thread_loop[0]]
     if rest and below[0] is not thread_loop[0]:
         sch.reorder(thread_loop[0], *rest)
     sch.bind(thread_loop[0], "threadIdx.x")
+
+
+def _partial_loop_var(sch, partial):
+    """The loop variable bound to the rfactor block's spatial iterator that indexes
+    the partial results (the factored one); never a reduction loop, whose iterations
+    accumulate into the same partial and cannot run in parallel."""
+    from tilelang.ir import expr as E
+    from tilelang.ir import stmt as S
+    from tilelang.ir.functor import post_order_visit
+    from tilelang.schedule.rules.analysis import SPATIAL
+
+    block = sch.get(partial)
+    found = []
+
+    def visit(node):
+        if isinstance(node, S.BlockRealize) and node.block is block:
+            found.append(node)
+
+    for func in sch.mod.functions.values():
+        if hasattr(func, "body"):
+            post_order_visit(func.body, visit)
+    if not found:
+        return None
+    write = block.writes[0]
+    factor_index = write.region[0].min  # rfactor(factor_axis=0): the partial's first axis
+    for iv, value in zip(block.iter_vars, found[0].iter_values):
+        if iv.iter_type == SPATIAL and isinstance(value, E.Var) and factor_index is iv.var:
+            return value
+    return None
 
 
 def _extent(sch, loop):
