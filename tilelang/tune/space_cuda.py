@@ -29,6 +29,7 @@ from __future__ import annotations
 from tilelang.errors import ScheduleError
 from tilelang.ir.function import PrimFunc
 from tilelang.schedule.rules.analysis import leaf_blocks
+from tilelang.schedule.rules.fusion import loop_extent
 from tilelang.schedule.rules.gpu.apply import inline_producers
 from tilelang.schedule.rules.gpu.limits import gpu_limits
 from tilelang.schedule.rules.gpu.reduction import cross_thread_reduction, wants_cross_thread
@@ -144,8 +145,6 @@ def multi_level_tiling(sch, block, info, limits) -> None:
 def _cooperative_fetch(sch, block, info, anchor, threads, limits) -> None:
     """Each operand into ``shared`` at ``anchor``, copied by all ``threads`` with a
     sampled vector length; ScheduleError when the panels exceed shared memory."""
-    from tilelang.schedule.rules.fusion import loop_extent
-
     shared_bytes = 0
     for operand in info.reads:
         reads = [r.buffer for r in sch.get(block).reads]

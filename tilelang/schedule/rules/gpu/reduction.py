@@ -14,6 +14,11 @@ loops run in turn.
 from __future__ import annotations
 
 from tilelang.errors import ScheduleError
+from tilelang.ir import expr as E
+from tilelang.ir import stmt as S
+from tilelang.ir.functor import post_order_visit
+from tilelang.schedule.rules.analysis import SPATIAL
+from tilelang.schedule.rules.fusion import loop_extent
 from tilelang.schedule.rules.gpu.limits import gpu_limits
 from tilelang.schedule.rules.gpu.spatial import spatial_first
 
@@ -99,11 +104,6 @@ def _partial_loop_var(sch, partial):
     """The loop variable bound to the rfactor block's spatial iterator that indexes
     the partial results (the factored one); never a reduction loop, whose iterations
     accumulate into the same partial and cannot run in parallel."""
-    from tilelang.ir import expr as E
-    from tilelang.ir import stmt as S
-    from tilelang.ir.functor import post_order_visit
-    from tilelang.schedule.rules.analysis import SPATIAL
-
     block = sch.get(partial)
     found = []
 
@@ -125,6 +125,4 @@ def _partial_loop_var(sch, partial):
 
 
 def _extent(sch, loop):
-    from tilelang.schedule.rules.fusion import loop_extent
-
     return loop_extent(sch, loop)
