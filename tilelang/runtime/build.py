@@ -47,16 +47,27 @@ _CHECKING_BACKENDS = ("python", "c", "llvm")
 # Targets whose code runs on this CPU: the default schedule rules apply to them. The
 # python backend is the reference and runs programs as written.
 _AUTO_SCHEDULED_KINDS = ("c", "llvm")
+# Targets that get the default GPU rules (tilelang.schedule.rules.gpu).
+_GPU_KINDS = ("cuda",)
 
 
 def apply_default_schedule(mod: IRModule, target) -> tuple[IRModule, object]:
-    """``mod`` with the default CPU rules applied to its unscheduled functions (see
-    :mod:`tilelang.schedule.rules`) and the trace of what they did; unchanged (and an
-    empty trace) for other targets and for lowered modules."""
+    """``mod`` with the default rules applied to its unscheduled functions (the CPU
+    rules of :mod:`tilelang.schedule.rules` for c/llvm, the GPU rules of
+    :mod:`tilelang.schedule.rules.gpu` for cuda) and the trace of what they did;
+    unchanged (and an empty trace) for other targets and for lowered modules."""
     from tilelang.schedule.rules import default_schedule
     from tilelang.schedule.trace import Trace
 
-    if as_target(target).kind not in _AUTO_SCHEDULED_KINDS or is_lowered(mod):
+    target = as_target(target)
+    if is_lowered(mod):
+        return mod, Trace()
+    if target.kind in _GPU_KINDS:
+        from tilelang.schedule.rules.gpu import default_gpu_schedule
+
+        sch = default_gpu_schedule(mod, target)
+        return sch.mod, sch.trace
+    if target.kind not in _AUTO_SCHEDULED_KINDS:
         return mod, Trace()
     sch = default_schedule(mod)
     return sch.mod, sch.trace
@@ -70,7 +81,8 @@ def build(mod_or_func, target="llvm", auto_schedule: bool = True,
     ``"llvm -num-cores=2"``, ``"python"``). ``build_options`` go to the backend; the C
     backend takes ``extern_sources`` (C files or source strings compiled in),
     ``extern_headers`` and ``libs``. Functions nobody scheduled get the default CPU
-    schedule for the c and llvm targets (``lib.trace`` shows it); ``auto_schedule=False``
+    schedule for the c and llvm targets and the default GPU schedule for cuda
+    (``lib.trace`` shows it); ``auto_schedule=False``
     builds them as written. Example::
 
         lib = tilelang.build(mod, target="c")

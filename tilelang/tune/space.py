@@ -2,8 +2,8 @@
 
 A *space* is a Python function ``space(sch) -> sch`` that applies schedule primitives
 and draws its choices with ``sch.sample_perfect_tile`` / ``sch.sample_categorical``
-(SEED §3's ``stochastic_schedule_mm``), or ``"auto"`` for the generic CPU space of
-:mod:`tilelang.tune.space_cpu`.
+(SEED §3's ``stochastic_schedule_mm``), or ``"auto"`` for the generic space of the
+target: :mod:`tilelang.tune.space_cpu` for CPUs, :mod:`tilelang.tune.space_cuda` for cuda.
 
 Drawing runs the space on a :class:`DecisionSchedule`, a Schedule whose sampling
 primitives take *forced decisions* by position (the k-th sampling call takes the k-th
@@ -66,8 +66,16 @@ def stochastic_schedule_mm(sch):
     return sch
 
 
-def resolve_space(space):
-    """The space function for ``space`` (a callable, or ``"auto"``)."""
+def resolve_space(space, target=None):
+    """The space function for ``space`` (a callable, or ``"auto"``: the generic space
+    of ``target``'s kind, :mod:`~tilelang.tune.space_cuda` for cuda, else the CPU one)."""
+    if (space == "auto" or space is None) and target is not None:
+        from tilelang.target import as_target
+
+        if as_target(target).kind == "cuda":
+            from tilelang.tune.space_cuda import cuda_space
+
+            return cuda_space(as_target(target))
     if space == "auto" or space is None:
         from tilelang.tune.space_cpu import generic_space
 

@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 import tilelang
-from tilelang.errors import ArgumentError, ScheduleError, TileLangError
+from tilelang.errors import ArgumentError, BuildError, ScheduleError, TileLangError
 from tilelang.target import as_target
 from tilelang.tune.builder import build_candidate
 from tilelang.tune.features import candidate_features
@@ -55,7 +55,8 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     """Tune ``mod`` (one prim_func) for ``target``; returns the database.
 
     ``space`` is ``space(sch) -> sch`` drawing its choices with the sampling
-    primitives, or ``"auto"`` (the generic CPU space). ``max_trials`` candidates are
+    primitives, or ``"auto"`` (the target's generic space, CPU or CUDA). Tuning for
+    cuda measures on an NVIDIA GPU; without one it raises BuildError. ``max_trials`` candidates are
     measured in all, counting the records ``work_dir``'s database already holds for
     this workload and target (a second call with the same workload measures nothing).
     ``executor`` is any ``concurrent.futures.Executor`` for the builds (default: a
@@ -71,7 +72,7 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     """
     mod = as_module(mod)
     target_text = str(as_target(target))
-    space_fn = resolve_space(space)
+    space_fn = resolve_space(space, target)
     func_name, _ = _only_prim_func(mod)
     if max_trials < 0 or num_trials_per_iter < 1:
         raise ArgumentError("max_trials must be >= 0 and num_trials_per_iter >= 1")
@@ -81,6 +82,7 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     flop = estimate_flop(mod)
     bar = Progress(max_trials, flop, stream, enabled=progress)
     if search.trials < max_trials:
+        _require_device(as_target(target))
         measurer = Measurer(mod, target_text, seed, number, repeat, min_repeat_ms)
         own_executor = executor is None
         pool = executor or _default_executor(num_trials_per_iter)
@@ -102,6 +104,21 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     if plot is not None:
         save_plot(plot, search.latencies(), flop)
     return database
+
+
+def _require_device(target) -> None:
+    """Candidates are measured where they run: a cuda target needs a GPU and a
+    launcher (pycuda, cuda-python or CuPy) on this machine."""
+    if target.kind != "cuda":
+        return
+    from tilelang.backends.cuda import available_launchers
+
+    if not available_launchers():
+        raise BuildError(
+            "tuning for cuda measures every candidate on an NVIDIA GPU, and this machine "
+            "has no GPU (or no pycuda / cuda-python / CuPy to launch kernels); the CUDA "
+            "space can still be sampled and built: tilelang.tune.space_cuda.cuda_space"
+        )
 
 
 def compile_tir(database: JSONDatabase, mod, target="llvm"):

@@ -1,0 +1,109 @@
+"""The GPU driver: which rule schedules each block, and the fallbacks.
+
+Per unscheduled function: elementwise intermediates are inlined
+(:func:`inline_producers`); then every
+block, from the last back, gets the first plan that applies: the §6 matmul tiling
+(:mod:`.matmul`), a cross-thread reduction (:mod:`.reduction`), one thread per
+output (:mod:`.spatial`, vectorised, then without vectors). Each plan runs on a copy
+of the schedule and is dropped when a primitive refuses, so the result computes what
+the input computes. Every block ends up under ``blockIdx``/``threadIdx`` loops, as
+the CUDA backend requires; a function with a block no plan can bind is left as
+written (the backend's error then names the unbound loop).
+"""
+
+from __future__ import annotations
+
+from tilelang.errors import ScheduleError
+from tilelang.ir import stmt as S
+from tilelang.ir.function import PrimFunc
+from tilelang.ir.functor import StmtExprVisitor
+from tilelang.schedule.rules.analysis import leaf_blocks
+from tilelang.schedule.rules.apply import _attempt
+from tilelang.schedule.rules.gpu.limits import gpu_limits
+from tilelang.schedule.rules.gpu.matmul import apply_matmul, plan_matmul
+from tilelang.schedule.rules.gpu.reduction import cross_thread_reduction, wants_cross_thread
+from tilelang.schedule.rules.gpu.spatial import bind_threads
+from tilelang.schedule.schedule import Schedule
+
+
+class _ThreadBound(StmtExprVisitor):
+    found = False
+
+    def visit_for(self, node):
+        if node.thread_binding is not None or node.kind is S.ForKind.THREAD_BINDING:
+            self.found = True
+        self.generic_visit(node)
+
+
+def is_gpu_scheduled(func: PrimFunc) -> bool:
+    """True when ``func`` binds some loop to a GPU thread axis (or is lowered): its
+    author scheduled it for the GPU and the rules leave it exactly as written. A
+    function without thread bindings cannot run as a kernel, so the rules schedule it
+    even when it carries a CPU schedule (as TVM's DefaultGPUSchedule does)."""
+    if func.attrs.get("tl.lowered"):
+        return True
+    visitor = _ThreadBound()
+    visitor.visit(func.body)
+    return visitor.found
+
+
+def _plans(info, limits):
+    """The plans for one block, best first."""
+    plan = plan_matmul(info, limits)
+    if plan is not None:
+        yield lambda s, b: apply_matmul(s, b, info, plan)
+    if wants_cross_thread(info, limits):
+        yield lambda s, b: cross_thread_reduction(s, b, info, limits)
+    yield lambda s, b: bind_threads(s, b, info, limits, vector=True)
+    yield lambda s, b: bind_threads(s, b, info, limits, vector=False)
+
+
+def inline_producers(sch, func_name, infos, outputs) -> None:
+    """``compute_inline`` every elementwise block that writes an intermediate buffer.
+    Unlike the CPU rules, transcendental producers are inlined into several readers
+    too: the kernels are bound by memory, and recomputing an ``exp`` costs less than
+    writing its result to global memory and reading it back (softmax's ``e``). A
+    refused inline leaves ``sch`` unchanged (ScheduleError's contract)."""
+    for info in infos[:-1]:
+        if info.is_reduction or info.write is None or info.write.buffer in outputs:
+            continue
+        try:
+            sch.compute_inline(sch.get_block(info.name, func_name))
+        except ScheduleError:
+            continue
+
+
+def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
+    """The GPU rules applied to one function of ``sch``; returns the schedule to go
+    on with. A function the rules cannot bind completely (loops without blocks, a
+    block with no spatial loop) is left exactly as written: the CUDA backend then
+    names the loop that would run on the host."""
+    func = sch.mod[func_name]
+    outputs = {func.buffer_map[p] for p in func.params if p in func.buffer_map}
+    infos = leaf_blocks(func)
+    if infos is None:
+        return sch
+    before = sch
+    sch, _ = _attempt(sch, lambda s: inline_producers(s, func_name, infos, outputs))
+    infos = leaf_blocks(sch.mod[func_name]) or []
+    for info in reversed(infos):
+        for plan in _plans(info, limits):
+            sch, ok = _attempt(sch, lambda s: plan(s, s.get_block(info.name, func_name)))
+            if ok:
+                break
+        else:
+            return before
+    return sch
+
+
+def default_gpu_schedule(mod, target=None) -> Schedule:
+    """A :class:`Schedule` of ``mod`` with the default GPU rules applied to every
+    PrimFunc without thread bindings (:func:`is_gpu_scheduled`), sized by ``target``'s limits (see
+    :func:`~tilelang.schedule.rules.gpu.limits.gpu_limits`); ``sch.mod`` is the
+    result and ``sch.trace`` the primitives issued (replayable)."""
+    limits = gpu_limits(target)
+    sch = Schedule(mod)
+    for name, func in list(mod.functions.items()):
+        if isinstance(func, PrimFunc) and not is_gpu_scheduled(func):
+            sch = schedule_function_gpu(sch, name, limits)
+    return sch
