@@ -292,18 +292,27 @@ class CLikePrinter(NodeFunctor):
         fmt = self.binary_formats.get(type(op))
         if fmt is None:
             raise BuildError(f"{type(self).__name__} has no format for {type(op).__name__}")
-        return fmt.format(a=self.expr(op.a), b=self.expr(op.b))
+        return self.narrow(op.dtype, fmt.format(a=self.expr(op.a), b=self.expr(op.b)))
+
+    def narrow(self, dtype, text: str) -> str:
+        """``text`` converted back to ``dtype`` when C computes it wider: C promotes
+        8- and 16-bit operands to ``int``, and the result must wrap at the type's own
+        width as it does on every other backend."""
+        element = dtype.element_of()
+        if element.is_integer() and element.bits < 32:
+            return f"(({self.type_name(element)}){text})"
+        return text
 
     def visit_mod(self, op: E.Mod) -> str:
         if op.dtype.is_float():
             return self._math("fmod", op.dtype, [op.a, op.b])
-        return f"({self.expr(op.a)} % {self.expr(op.b)})"
+        return self.narrow(op.dtype, f"({self.expr(op.a)} % {self.expr(op.b)})")
 
     def visit_floor_div(self, op: E.FloorDiv) -> str:
         if op.dtype.is_float():
             return self._math("floor", op.dtype, [E.Div(op.a, op.b)])
         if op.dtype.is_uint():
-            return f"({self.expr(op.a)} / {self.expr(op.b)})"
+            return self.narrow(op.dtype, f"({self.expr(op.a)} / {self.expr(op.b)})")
         return self._helper_call("floordiv", op)
 
     def visit_floor_mod(self, op: E.FloorMod) -> str:
@@ -311,7 +320,7 @@ class CLikePrinter(NodeFunctor):
             a, b = self.expr(op.a), self.expr(op.b)
             return f"({a} - ({self._math('floor', op.dtype, [E.Div(op.a, op.b)])} * {b}))"
         if op.dtype.is_uint():
-            return f"({self.expr(op.a)} % {self.expr(op.b)})"
+            return self.narrow(op.dtype, f"({self.expr(op.a)} % {self.expr(op.b)})")
         return self._helper_call("floormod", op)
 
     def _helper_call(self, kind: str, op) -> str:
@@ -351,12 +360,12 @@ class CLikePrinter(NodeFunctor):
             return self._access_ptr(op)
         fmt = self.intrinsic_formats.get(op.op)
         if fmt is not None:
-            return fmt.format(*(self.expr(a) for a in op.args))
+            return self.narrow(op.dtype, fmt.format(*(self.expr(a) for a in op.args)))
         if op.op == "abs":
             if op.dtype.is_float():
                 return self._math("fabs", op.dtype, op.args)
             x = self.expr(op.args[0])
-            return f"(({x} < 0) ? (-{x}) : {x})"
+            return self.narrow(op.dtype, f"(({x} < 0) ? (-{x}) : {x})")
         return self._float_intrinsic(op)
 
     def _float_intrinsic(self, op: E.Call) -> str:

@@ -50,6 +50,29 @@ _BITWISE = {
 }
 
 
+_RING_CALLS = {"shift_left", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
+
+
+def _is_ring(e) -> bool:
+    """An integer operation whose result modulo 2**bits depends only on its operands
+    modulo 2**bits, so wrapping once after a chain of them equals wrapping each."""
+    if isinstance(e, (E.Add, E.Sub, E.Mul)) or (isinstance(e, E.Call) and e.op in _RING_CALLS):
+        return e.dtype.lanes == 1 and e.dtype.is_integer()
+    return False
+
+
+def _is_python_int(e) -> bool:
+    """True when ``e`` may evaluate to a Python int rather than a NumPy scalar: it is
+    built from integer literals and variables only (a NumPy operand makes the result
+    NumPy, which wraps by itself)."""
+    if isinstance(e, (E.IntImm, E.Var)):
+        return True
+    if _is_ring(e) or isinstance(e, (E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)):
+        operands = e.args if isinstance(e, E.Call) else (e.a, e.b)
+        return all(_is_python_int(x) for x in operands)
+    return False
+
+
 def np_type(dtype) -> str:
     """``np.float32`` for ``float32`` (the scalar type of one lane)."""
     name = dtype.element_of().numpy_name()
@@ -64,6 +87,7 @@ class ExprPrinter(NodeFunctor):
         self.names = names
         self.array_name = array_name  # id(data var) -> identifier of its flat array
         self.externs: list[str] = []
+        self.in_ring = False  # rendering an operand of a wrapping integer chain
 
     def expr(self, e: E.PrimExpr) -> str:
         return self.render(e)[0]
@@ -73,7 +97,27 @@ class ExprPrinter(NodeFunctor):
         return f"({text})" if p < prec or (right and p == prec) else text
 
     def render(self, e) -> tuple[str, int]:
-        return self.visit(e)
+        # Integer arithmetic on Python ints (loop variables, literals) never overflows:
+        # a chain of +, -, *, << and bitwise operators is wrapped to its type once,
+        # where its value leaves the chain (wrapping commutes with these operators).
+        ring = _is_ring(e)
+        outer, self.in_ring = self.in_ring, ring
+        try:
+            text, prec = self.visit(e)
+        finally:
+            self.in_ring = outer
+        if ring and not outer and _is_python_int(e):
+            dtype = e.dtype
+            return f"_wrap_int({text}, {dtype.bits}, {not dtype.is_uint()})", _ATOM
+        return text, prec
+
+    def index(self, index: E.PrimExpr) -> str:
+        """An index: left unwrapped (an index past the type's range is out of bounds)."""
+        outer, self.in_ring = self.in_ring, True
+        try:
+            return self._index(index)
+        finally:
+            self.in_ring = outer
 
     def generic_visit(self, e):
         for klass, (symbol, prec) in _BINARY.items():
@@ -164,7 +208,7 @@ class ExprPrinter(NodeFunctor):
         return self.call("_cast", e.value, np_type(target))
 
     # -- memory
-    def index(self, index: E.PrimExpr) -> str:
+    def _index(self, index: E.PrimExpr) -> str:
         if isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm):
             if index.stride.value == 1:
                 base = self.expr(index.base)

@@ -33,6 +33,13 @@ def cast(value, np_type):
     return np.asarray(value).astype(np_type)[()]
 
 
+def wrap_int(value, bits, signed):
+    """A Python integer wrapped to ``bits`` (two's complement when ``signed``): loop
+    variables and literals are Python ints, which never overflow by themselves."""
+    value = int(value) & ((1 << bits) - 1)
+    return value - (1 << bits) if signed and value >> (bits - 1) else value
+
+
 def select(cond, true_value, false_value):
     """``Select``: both sides are already evaluated (they are arguments)."""
     if isinstance(cond, np.ndarray):
@@ -109,6 +116,7 @@ NAMESPACE = {
     "_truncmod": truncmod,
     "_float_floormod": float_floormod,
     "_cast": cast,
+    "_wrap_int": wrap_int,
     "_select": select,
     "_ramp": ramp,
     "_sigmoid": sigmoid,

@@ -155,6 +155,10 @@ class IntImm(PrimExpr):
     def __attrs_post_init__(self):
         if not (self.dtype.is_integer() or self.dtype.is_bool()):
             raise TIRTypeError(f"IntImm needs an integer or bool dtype, not {self.dtype}")
+        low, high = self.dtype.value_range()
+        if not low <= self.value <= high:
+            # as TVM's IntImm: a constant is a value of its type, never a wider one
+            raise TIRTypeError(f"the constant {self.value} is out of the range of {self.dtype}")
 
     def __bool__(self):
         return bool(self.value)
