@@ -276,7 +276,9 @@ class CLikePrinter(NodeFunctor):
             return "true" if op.value else "false"
         text = str(op.value)
         if not -(2**31) <= op.value < 2**31:
-            text += "ULL" if op.dtype.is_uint() else "LL"
+            # the suffix gives the literal its own type's width: a bare ULL would widen
+            # a uint32 expression to 64 bits
+            text += ("U" if op.dtype.bits <= 32 else "ULL") if op.dtype.is_uint() else "LL"
         return f"({text})" if op.value < 0 else text
 
     def visit_float_imm(self, op: E.FloatImm) -> str:
@@ -360,7 +362,11 @@ class CLikePrinter(NodeFunctor):
             return self._access_ptr(op)
         fmt = self.intrinsic_formats.get(op.op)
         if fmt is not None:
-            return self.narrow(op.dtype, fmt.format(*(self.expr(a) for a in op.args)))
+            args = [self.expr(a) for a in op.args]
+            if op.op == "shift_left" and isinstance(op.args[0], E.IntImm):
+                # a bare literal is an int: ``1 << 40`` must shift a 64-bit one
+                args[0] = f"(({self.type_name(op.dtype)}){args[0]})"
+            return self.narrow(op.dtype, fmt.format(*args))
         if op.op == "abs":
             if op.dtype.is_float():
                 return self._math("fabs", op.dtype, op.args)

@@ -62,14 +62,27 @@ def _is_ring(e) -> bool:
 
 
 def _is_python_int(e) -> bool:
-    """True when ``e`` may evaluate to a Python int rather than a NumPy scalar: it is
-    built from integer literals and variables only (a NumPy operand makes the result
-    NumPy, which wraps by itself)."""
+    """True when ``e`` may evaluate to a Python int rather than a NumPy scalar: built
+    from integer literals and variables only, through operators that keep a Python int
+    one (a load, a cast or a NumPy operand makes the result NumPy, which wraps itself)."""
     if isinstance(e, (E.IntImm, E.Var)):
-        return True
-    if _is_ring(e) or isinstance(e, (E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)):
-        operands = e.args if isinstance(e, E.Call) else (e.a, e.b)
-        return all(_is_python_int(x) for x in operands)
+        return not e.dtype.is_bool()
+    if e.dtype.lanes > 1:
+        return False
+    # these return one of their operands unchanged, whichever kind it is
+    if isinstance(e, E.Select):
+        return _is_python_int(e.true_value) or _is_python_int(e.false_value)
+    if isinstance(e, (E.Min, E.Max)):
+        return _is_python_int(e.a) or _is_python_int(e.b)
+    if isinstance(e, E.Call) and e.op == "if_then_else":
+        return _is_python_int(e.args[1]) or _is_python_int(e.args[2])
+    if isinstance(e, E.Let):
+        return _is_python_int(e.body)
+    # these compute: a Python int only from Python ints
+    if isinstance(e, E.Call) and (e.op in _RING_CALLS or e.op == "shift_right"):
+        return all(_is_python_int(x) for x in e.args)
+    if isinstance(e, (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod)):
+        return _is_python_int(e.a) and _is_python_int(e.b)
     return False
 
 
@@ -87,7 +100,7 @@ class ExprPrinter(NodeFunctor):
         self.names = names
         self.array_name = array_name  # id(data var) -> identifier of its flat array
         self.externs: list[str] = []
-        self.in_ring = False  # rendering an operand of a wrapping integer chain
+        self.in_ring = False  # rendering an operand of a Python-int chain (or an index)
 
     def expr(self, e: E.PrimExpr) -> str:
         return self.render(e)[0]
@@ -98,15 +111,16 @@ class ExprPrinter(NodeFunctor):
 
     def render(self, e) -> tuple[str, int]:
         # Integer arithmetic on Python ints (loop variables, literals) never overflows:
-        # a chain of +, -, *, << and bitwise operators is wrapped to its type once,
-        # where its value leaves the chain (wrapping commutes with these operators).
-        ring = _is_ring(e)
-        outer, self.in_ring = self.in_ring, ring
+        # a chain of +, -, *, << and bitwise operators on Python ints is wrapped to its
+        # type once, where its value leaves the chain (wrapping commutes with these
+        # operators) -- before it meets a NumPy operand, which refuses a too-big int.
+        python_ring = _is_ring(e) and _is_python_int(e)
+        outer, self.in_ring = self.in_ring, python_ring
         try:
             text, prec = self.visit(e)
         finally:
             self.in_ring = outer
-        if ring and not outer and _is_python_int(e):
+        if python_ring and not outer:
             dtype = e.dtype
             return f"_wrap_int({text}, {dtype.bits}, {not dtype.is_uint()})", _ATOM
         return text, prec
