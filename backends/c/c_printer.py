@@ -17,8 +17,8 @@ extensions).
 from __future__ import annotations
 
 import math
-import struct
 
+from tilelang.backends.c.literals import c_float_literal, c_string
 from tilelang.backends.c.names import ScopedNames, is_identifier
 
 from tilelang.errors import BuildError
@@ -457,47 +457,3 @@ class CLikePrinter(NodeFunctor):
             if depth == 0 and position < len(text) - 1:
                 return text
         return text[1:-1]
-
-
-def c_float_literal(value: float, bits: int) -> str:
-    """An exact C literal: shortest round-trip digits, ``f`` for float32; INFINITY/NAN."""
-    suffix = "f" if bits == 32 else ""
-    if math.isnan(value):
-        return "NAN" if bits == 32 else "(double)NAN"
-    if math.isinf(value):
-        inf = "INFINITY" if bits == 32 else "(double)INFINITY"
-        return inf if value > 0 else f"(-{inf})"
-    if bits == 32:
-        value = struct.unpack("f", struct.pack("f", value))[0]
-        text = _shortest_float32(value)
-    else:
-        text = repr(value)
-    if "e" not in text and "." not in text and "inf" not in text:
-        text += ".0"
-    text += suffix
-    return f"({text})" if value < 0 or text.startswith("-") else text
-
-
-def _shortest_float32(value: float) -> str:
-    import numpy as np
-
-    return (
-        np.format_float_positional(np.float32(value), unique=True, trim="0")
-        if (value == 0 or 1e-4 <= abs(value) < 1e16)
-        else np.format_float_scientific(np.float32(value), unique=True, trim="0")
-    )
-
-
-def c_string(text: str) -> str:
-    """A C string literal for ``text``: quotes, backslashes and non-printables escaped
-    (as octal), so no text can end the literal early."""
-    out = []
-    for byte in text.encode("utf-8"):
-        char = chr(byte)
-        if char in '"\\':
-            out.append("\\" + char)
-        elif 32 <= byte < 127 and char != "?":
-            out.append(char)
-        else:
-            out.append(f"\\{byte:03o}")
-    return '"' + "".join(out) + '"'

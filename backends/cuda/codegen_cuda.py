@@ -18,7 +18,8 @@ it is computed in float (``__float2half(expf(__half2float(x)))``).
 from __future__ import annotations
 
 import attrs
-from tilelang.backends.c.c_printer import CLikePrinter, c_float_literal
+from tilelang.backends.c.c_printer import CLikePrinter
+from tilelang.backends.c.literals import c_float_literal, half_value
 from tilelang.backends.c.codegen_c import _helper
 from tilelang.backends.c.names import ScopedNames, sanitize
 from tilelang.backends.cuda.split import DeviceFunction, Kernel, split_host_device
@@ -119,7 +120,8 @@ class CUDAPrinter(CLikePrinter):
     def visit_float_imm(self, op: E.FloatImm) -> str:
         if op.dtype.bits == 16:
             self.uses_half = True
-            return f"__float2half({c_float_literal(op.value, 32)})"
+            # rounded to float16 first (exact in float): no double rounding through float
+            return f"__float2half({c_float_literal(half_value(op.value), 32)})"
         return super().visit_float_imm(op)
 
     def visit_max(self, op: E.Max) -> str:
