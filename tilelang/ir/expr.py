@@ -327,6 +327,11 @@ class BufferLoad(PrimExpr):
         return self.buffer.dtype.with_lanes(lanes) if lanes > 1 else self.buffer.dtype
 
 
+def _check_lanes(node) -> None:
+    if node.lanes < 1:
+        raise TIRTypeError(f"{type(node).__name__} needs a positive number of lanes, got {node.lanes}")
+
+
 @attrs.frozen(eq=False, repr=False)
 class Ramp(PrimExpr):
     """The vector ``[base, base + stride, ..., base + (lanes - 1) * stride]``."""
@@ -335,6 +340,9 @@ class Ramp(PrimExpr):
     stride: PrimExpr = child()
     lanes: int = plain(converter=int)
     span: object = span_field()
+
+    def __attrs_post_init__(self):
+        _check_lanes(self)
 
     @property
     def dtype(self) -> DataType:
@@ -348,6 +356,9 @@ class Broadcast(PrimExpr):
     value: PrimExpr = child()
     lanes: int = plain(converter=int)
     span: object = span_field()
+
+    def __attrs_post_init__(self):
+        _check_lanes(self)
 
     @property
     def dtype(self) -> DataType:

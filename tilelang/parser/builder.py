@@ -31,7 +31,7 @@ from tilelang.ir import (
 from tilelang.parser import calls
 from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
-from tilelang.parser.diagnostics import TIRLocatedTypeError
+from tilelang.parser.diagnostics import TIRLocatedTypeError, location_of
 from tilelang.parser.expr_builder import ExprBuilder, Namespace, describe
 from tilelang.parser.positions import bounds, bounds_between
 from tilelang.parser.scope import MISSING, ScopeStack
@@ -113,6 +113,10 @@ class FunctionBuilder(StmtBuilderMixin):
         """A located error to raise."""
         from tilelang.errors import TIRSyntaxError
 
+        if location_of(where)[0] is None:
+            # a node with no token of its own (``True``, ``[]``: Lark drops anonymous
+            # tokens): point at the statement being built rather than nowhere
+            where = self.last_tree
         return self.source.error_at(where, message, cls or TIRSyntaxError)
 
     def guard(self, where, fn, *args):
