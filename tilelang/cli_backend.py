@@ -104,6 +104,14 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         "--print-after-all", action="store_true", help="print the IR after every pass to stderr"
     )
     group.add_argument(
+        "--allow-extern",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="let T.call_extern run NAME although the program does not declare it "
+        "(e.g. libc's system; repeatable)",
+    )
+    group.add_argument(
         "--schedule",
         metavar="FILE.py",
         help="apply def schedule(sch) from this Python file before building",
@@ -283,7 +291,9 @@ def _llvm_module(module, args, emit: str):
     kind = target_of(args).kind
     if kind != "llvm":
         raise UsageError(f"--emit {emit} needs --target llvm, not {kind}")
-    return tilelang.build(lowered(module, args), target=target_of(args)).backend_module
+    return tilelang.build(
+        lowered(module, args), target=target_of(args), allow_extern=args.allow_extern
+    ).backend_module
 
 
 def emit_llvm(module, args) -> str:
@@ -314,7 +324,9 @@ def emit_so(module, args) -> bytes:
     kind = target_of(args).kind
     if kind not in ("c", "llvm"):
         raise UsageError(f"--emit so needs --target c or llvm, not {kind}")
-    lib = tilelang.build(lowered(module, args), target=target_of(args))
+    lib = tilelang.build(
+        lowered(module, args), target=target_of(args), allow_extern=args.allow_extern
+    )
     with tempfile.TemporaryDirectory() as folder:
         return lib.export_library(Path(folder) / "module.so").read_bytes()
 

@@ -204,7 +204,9 @@ def run_and_check(original, scheduled, args, out) -> int:
     name = function_name(scheduled, args)
     func = scheduled[name]
     values = bind_sizes(func, shape_values(args))
-    lib = tilelang.build(lowered(scheduled, args), target=target_of(args))
+    lib = tilelang.build(
+        lowered(scheduled, args), target=target_of(args), allow_extern=args.allow_extern
+    )
     results = make_arguments(func, values)  # each run gets fresh copies of one draw
     start = time.perf_counter()
     lib[name](*results)
@@ -223,7 +225,9 @@ def run_and_check(original, scheduled, args, out) -> int:
     from tilelang.transform import PassContext
 
     with PassContext():  # the oracle: the default pipeline, whatever the options say
-        ref_lib = tilelang.build(lowered(original, args), target=reference)
+        ref_lib = tilelang.build(
+            lowered(original, args), target=reference, allow_extern=args.allow_extern
+        )
     if name not in original.functions:
         raise BuildError(f"the unscheduled module has no function {name!r} to check against")
     expected = make_arguments(original[name], bind_sizes(original[name], shape_values(args)))

@@ -6,6 +6,7 @@ import inspect
 
 from tilelang.errors import BuildError
 from tilelang.ir.function import IRModule, PrimFunc
+from tilelang.runtime.externs import check_extern_calls
 from tilelang.runtime.module import Module
 from tilelang.runtime.registry import get_backend
 from tilelang.target import as_target
@@ -43,11 +44,14 @@ def build(mod_or_func, target="llvm", **build_options) -> Module:
     ``target`` is a :class:`tilelang.target.Target` or its spelling (``"c"``,
     ``"llvm -num-cores=2"``, ``"python"``). ``build_options`` go to the backend; the C
     backend takes ``extern_sources`` (C files or source strings compiled in),
-    ``extern_headers`` and ``libs``. Example::
+    ``extern_headers`` and ``libs``. ``allow_extern``: names ``T.call_extern`` may
+    call although the program does not declare them (``"system"`` in libc; see
+    :mod:`tilelang.runtime.externs`). Example::
 
         lib = tilelang.build(mod, target="c")
         lib["mm_relu"](a, b, c)
     """
+    allow_extern = tuple(build_options.pop("allow_extern", ()) or ())
     target = as_target(target)
     lowered = lower_module(_as_module(mod_or_func))
     backend = get_backend(target.kind)
@@ -62,7 +66,12 @@ def build(mod_or_func, target="llvm", **build_options) -> Module:
             raise BuildError(
                 f"the '{target.kind}' backend does not take the option(s) {', '.join(unknown)}"
             )
-    return Module(backend(lowered, target, **build_options), lowered, target)
+    backend_module = backend(lowered, target, **build_options)
+    # before any call: a program runs only the functions it declares (runtime/externs.py)
+    declared = getattr(backend_module, "extern_libraries", None)
+    if declared is not None:
+        check_extern_calls(lowered, declared, allow_extern)
+    return Module(backend_module, lowered, target)
 
 
 __all__ = ["build", "lower_module", "is_lowered"]
