@@ -9,7 +9,6 @@ source, the extern sources, the compiler's identity and the flags (see
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import shutil
 import tempfile
 from pathlib import Path
@@ -109,23 +108,7 @@ def build(lowered_mod, target, *, extern_sources=(), extern_headers=(), libs=())
             run_compiler(args, "C", generated=(main.name, source.text))
 
         lib, path, cached = load_or_build("c", key, produce, symbols)
-    module = CModule(lowered_mod, source, lib, path, cached)
-    # the libraries whose functions the program declares: its own (the extern sources
-    # are compiled into it) and ``libs``
-    module.extern_libraries = (str(path), *_declared_libraries(libs))
-    return module
-
-
-def _declared_libraries(libs) -> list[str]:
-    found = []
-    for lib in libs:
-        text = str(lib)
-        if "/" in text or text.endswith(".so"):
-            found.append(str(Path(text).resolve()))
-        elif not text.startswith("-") or text.startswith("-l"):
-            name = ctypes.util.find_library(text[2:] if text.startswith("-l") else text)
-            found += [name] if name else []
-    return found
+    return CModule(lowered_mod, source, lib, path, cached)
 
 
 __all__ = ["build", "CModule"]

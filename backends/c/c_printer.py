@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from tilelang.backends.c.literals import c_float_literal, c_string
+from tilelang.backends.c.literals import c_comment, c_float_literal, c_string
 from tilelang.backends.c.names import ScopedNames, is_identifier
 
 from tilelang.errors import BuildError
@@ -168,7 +168,7 @@ class CLikePrinter(NodeFunctor):
             if isinstance(op.extent, E.IntImm):
                 self.emit(self.unroll_pragma.format(n=op.extent.value))
         elif op.kind is S.ForKind.THREAD_BINDING:
-            self.emit(f"// {op.thread_binding} runs as a serial loop on this target")
+            self.emit(c_comment(f"{op.thread_binding} runs as a serial loop on this target"))
         start = self.expr(op.min)
         stop = self._loop_stop(op.min, op.extent)
         step = None if op.step is None else self.expr(op.step)

@@ -62,3 +62,34 @@ def c_string(text: str) -> str:
         else:
             out.append(f"\\{byte:03o}")
     return '"' + "".join(out) + '"'
+
+
+_COMMENT_SAFE = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _.,:;=+-()[]{}<>'\"#@!%&|^~"
+)
+
+
+def c_comment(text: str) -> str:
+    """``// text`` on one line: every character outside a small printable set (line
+    breaks, backslashes that would continue the comment, ``?`` of trigraphs, ``*/``'s
+    ``*`` and ``/``, non-ASCII) is written as ``\\xNN``."""
+    out = []
+    for char in str(text):
+        if char in _COMMENT_SAFE:
+            out.append(char)
+        else:
+            out.extend(f"\\x{byte:02x}" for byte in char.encode("utf-8"))
+    return "// " + "".join(out)
+
+
+def c_header_name(text: str) -> str:
+    """The operand of ``#include`` for a header the user named (``<x.h>`` or
+    ``x.h``); a BuildError for names that could end the directive or the line."""
+    from tilelang.errors import BuildError
+
+    text = str(text)
+    angled = text.startswith("<") and text.endswith(">")
+    inner = text[1:-1] if angled else text
+    if not inner or any(c in inner for c in '<>"\n\r\\') or not inner.isprintable():
+        raise BuildError(f"invalid header name {text!r}")
+    return f"<{inner}>" if angled else f'"{inner}"'

@@ -30,7 +30,6 @@ class LLVMModule:
         self.ir_text = ir_text
         self.options = options
         self.libs = tuple(libs)
-        self.extern_libraries = self.libs  # the extern library and libs, by path
         self.object_code = jit.compile_object(ir_text, options)
         jit.check_symbols(externs, uses_openmp)
         self._loaded = jit.LoadedObject(self.object_code, options)

@@ -66,12 +66,10 @@ def build(mod_or_func, target="llvm", **build_options) -> Module:
             raise BuildError(
                 f"the '{target.kind}' backend does not take the option(s) {', '.join(unknown)}"
             )
-    backend_module = backend(lowered, target, **build_options)
-    # before any call: a program runs only the functions it declares (runtime/externs.py)
-    declared = getattr(backend_module, "extern_libraries", None)
-    if declared is not None:
-        check_extern_calls(lowered, declared, allow_extern)
-    return Module(backend_module, lowered, target)
+    if target.kind in ("c", "llvm"):
+        # a program runs only the functions it declares (runtime/externs.py)
+        check_extern_calls(lowered, build_options, allow_extern)
+    return Module(backend(lowered, target, **build_options), lowered, target)
 
 
 __all__ = ["build", "lower_module", "is_lowered"]

@@ -27,6 +27,7 @@ from functools import cache
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir.functor import post_order_visit
+from tilelang.runtime.compiler import compile_extern_library
 
 #: libraries every compiled program may call into (names for find_library)
 RUNTIME_LIBRARIES = ("m", "gomp", "mvec")
@@ -113,25 +114,26 @@ def _where(call) -> str:
     return f"{span.source or '<string>'}:{span.line}:{span.column}: "
 
 
-def check_extern_calls(mod, declared_libraries=(), allow_extern=()) -> None:
-    """Raise a BuildError for a ``call_extern`` that would run a function the program
-    does not declare (see the module docstring); ``declared_libraries`` are the paths
-    of the program's extern library and ``libs``."""
+def check_extern_calls(mod, options, allow_extern=()) -> None:
+    """Raise a BuildError for a ``call_extern`` in ``mod`` that would run a function the
+    program does not declare (see the module docstring); ``options`` are the build
+    options (``extern_sources``, ``libs``). Checked before the backend compiles."""
     calls = extern_calls(mod)
-    if not calls:
-        return
-    allowed = set(allow_extern)
-    trusted = {os.path.realpath(str(p)) for p in declared_libraries} | _user_libraries
     process = ctypes.CDLL(None)
+    suspects = {}
     for name, call in calls.items():
-        if name in allowed:
-            continue
-        if any(_library_defines(path, name) for path in trusted):
-            continue
-        if any(_defines(library, name) for library in _runtime_libraries()):
+        if name in allow_extern or any(_defines(lib, name) for lib in _runtime_libraries()):
             continue
         found = defining_library(process, name)
-        if found is None:
+        if found is not None and found not in _user_libraries:
+            suspects[name] = (call, found)
+    if not suspects:
+        return
+    declared = [*library_paths(options.get("libs", ())), *_user_libraries]
+    built = compile_extern_library(options.get("extern_sources", ()), "llvm-extern")
+    declared += [str(built)] if built is not None else []
+    for name, (call, found) in suspects.items():
+        if any(_library_defines(path, name) for path in declared):
             continue
         raise BuildError(
             f"{_where(call)}T.call_extern of {name!r} would run {found}'s {name}, which "
@@ -139,6 +141,22 @@ def check_extern_calls(mod, declared_libraries=(), allow_extern=()) -> None:
             "libs, libm and registered functions. To allow it, pass "
             f"allow_extern=({name!r},) to build (tilec: --allow-extern {name})"
         )
+
+
+def library_paths(libs) -> list[str]:
+    """Loadable paths of the libraries in a ``libs`` build option (``"m"``, ``"-lfoo"``
+    or a path); flags and libraries not found are left to the linker."""
+    found = []
+    for lib in libs:
+        text = str(lib)
+        if "/" in text:
+            found.append(os.path.realpath(text))
+        elif ".so" in text or text.endswith(".a"):
+            found.append(text)  # a file name the dynamic loader searches for
+        elif not text.startswith("-") or text.startswith("-l"):
+            name = ctypes.util.find_library(text[2:] if text.startswith("-l") else text)
+            found += [name] if name else []
+    return found
 
 
 def _library_defines(path: str, name: str) -> bool:
