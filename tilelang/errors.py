@@ -66,6 +66,10 @@ class ArgumentError(TileLangError, TypeError):
     """An argument that does not fit its parameter, caught before native code runs."""
 
 
+class AssertionFailure(TileLangError, RuntimeError):
+    """A ``T.assert`` failed during a call; every backend raises this one class."""
+
+
 __all__ = [
     "TileLangError",
     "TIRSyntaxError",
@@ -73,4 +77,5 @@ __all__ = [
     "ScheduleError",
     "BuildError",
     "ArgumentError",
+    "AssertionFailure",
 ]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tilelang.backends.c.codegen_c import ERROR_SYMBOL, CSource, generate_c, header_text
 
-from tilelang.errors import BuildError
+from tilelang.errors import AssertionFailure, BuildError
 from tilelang.runtime.cache import atomic_write, content_key, load_or_build
 from tilelang.runtime.compiler import (
     SHARED_FLAGS,
@@ -64,7 +64,7 @@ def _error_check(lib):
     def check():
         message = last_error()
         if message is not None:
-            raise RuntimeError(f"assertion failed in compiled code: {message.decode()}")
+            raise AssertionFailure(f"assertion failed in compiled code: {message.decode()}")
 
     return check
 

@@ -5,15 +5,11 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
-from tilelang.errors import BuildError, TileLangError
+from tilelang.errors import AssertionFailure, BuildError
 from tilelang.runtime.ctypes_call import function_type, make_caller
 
 from . import jit
 from .codegen import ERROR_SLOT
-
-
-class AssertionFailure(TileLangError, RuntimeError):
-    """A ``T.assert`` in compiled code failed during a call."""
 
 
 class LLVMModule:

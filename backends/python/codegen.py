@@ -164,7 +164,7 @@ class FunctionWriter(NodeFunctor):
     def visit_assert_stmt(self, s):
         message = self.exprs.expr(s.message)
         self.emit(f"if not ({self.exprs.expr(s.condition)}):")
-        self.emit(f"{_INDENT}raise AssertionError({message})")
+        self.emit(f"{_INDENT}raise _AssertionFailure('assertion failed: ' + str({message}))")
         self.stmt(s.body)
 
     def visit_allocate(self, s):

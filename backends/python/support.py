@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from tilelang.errors import AssertionFailure
+
 
 def truncdiv(a, b):
     """C's integer ``/``: rounds towards zero (``//`` rounds down)."""
@@ -117,6 +119,7 @@ NAMESPACE = {
     "_float_floormod": float_floormod,
     "_cast": cast,
     "_wrap_int": wrap_int,
+    "_AssertionFailure": AssertionFailure,
     "_select": select,
     "_ramp": ramp,
     "_sigmoid": sigmoid,
