@@ -76,7 +76,7 @@ class FunctionBuilder(StmtBuilderMixin):
         self.loop_doms: dict = {}
         self.closed_block_vars: dict[str, str] = {}
         self.block_count = 0
-        self.last_tree = None
+        self.last_tree = self.function_tree = None
         self._lines = None
 
     # ------------------------------------------------------------- utilities
@@ -113,10 +113,11 @@ class FunctionBuilder(StmtBuilderMixin):
         """A located error to raise."""
         from tilelang.errors import TIRSyntaxError
 
-        if location_of(where)[0] is None:
-            # a node with no token of its own (``True``, ``[]``: Lark drops anonymous
-            # tokens): point at the statement being built rather than nowhere
-            where = self.last_tree
+        for fallback in (self.last_tree, self.function_tree):
+            if location_of(where)[0] is None:
+                # a node with no token of its own (``True``, ``[]``, ``return``: Lark
+                # drops anonymous tokens): the statement being built, or its function
+                where = fallback
         return self.source.error_at(where, message, cls or TIRSyntaxError)
 
     def guard(self, where, fn, *args):
@@ -165,10 +166,12 @@ class FunctionBuilder(StmtBuilderMixin):
 
     def build_function(self, tree) -> tuple[str, PrimFunc]:
         name_token, parameters, _returns, suite = tree.children
+        self.function_tree = tree
         frame = FuncFrame([], {})
         with self.scopes.frame():
             for param in parameters.children if parameters is not None else ():
                 if param is not None:
+                    self.last_tree = param  # where an error without a token points
                     self.build_param(param, frame)
             body = self.build_body(statements_of(suite), frame)
         body = self.root_block(body, frame, self.span(tree))
