@@ -8,6 +8,8 @@ per backend, so the per-build cost (gcc, LLVM) is paid 4 times, not 200 times:
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,6 +20,8 @@ from tilelang.testing.int_strategies import integer_cases
 from tilelang.testing.strategies import program_cases
 
 BATCH = 50
+#: TILELANG_FUZZ_SCALE=20 for release checks (README, "Developing"): 20x the examples
+SCALE = int(os.environ.get("TILELANG_FUZZ_SCALE", "1"))
 
 
 def _named(case, index):
@@ -26,7 +30,7 @@ def _named(case, index):
 
 
 @settings(
-    max_examples=4,
+    max_examples=4 * SCALE,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -54,7 +58,7 @@ def test_backend_agrees_with_the_python_backend(target, data):
 
 
 @settings(
-    max_examples=3,
+    max_examples=3 * SCALE,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
