@@ -76,6 +76,9 @@ def test_integer_overflow_wraps_alike(target, data):
         name = f"case_{index}"
         expected = case.make_arguments(seed=index)
         actual = [a.copy() for a in expected]
-        reference[name](*expected)
-        compiled[name](*actual)
+        try:
+            reference[name](*expected)
+            compiled[name](*actual)
+        except Exception as exc:
+            raise AssertionError(f"{name} raised {exc!r}:\n{case.func.script()}") from exc
         np.testing.assert_array_equal(actual[-1], expected[-1], err_msg=case.func.script())

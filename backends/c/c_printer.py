@@ -274,12 +274,18 @@ class CLikePrinter(NodeFunctor):
     def visit_int_imm(self, op: E.IntImm) -> str:
         if op.dtype.is_bool():
             return "true" if op.value else "false"
-        text = str(op.value)
-        if not -(2**31) <= op.value < 2**31:
+        value = op.value
+        # C has no negative literals: -2147483648 is the negation of a *long* 2147483648,
+        # which would widen the expression; the least value is written as (-MAX - 1)
+        least = value in (-(2**31), -(2**63))
+        text = str(value + 1 if least else value)
+        if not -(2**31) <= value < 2**31:
             # the suffix gives the literal its own type's width: a bare ULL would widen
             # a uint32 expression to 64 bits
             text += ("U" if op.dtype.bits <= 32 else "ULL") if op.dtype.is_uint() else "LL"
-        return f"({text})" if op.value < 0 else text
+        if least:
+            text += " - 1"
+        return f"({text})" if value < 0 else text
 
     def visit_float_imm(self, op: E.FloatImm) -> str:
         return c_float_literal(op.value, op.dtype.bits)

@@ -61,28 +61,30 @@ def _is_ring(e) -> bool:
     return False
 
 
-def _is_python_int(e) -> bool:
-    """True when ``e`` may evaluate to a Python int rather than a NumPy scalar: built
-    from integer literals and variables only, through operators that keep a Python int
-    one (a load, a cast or a NumPy operand makes the result NumPy, which wraps itself)."""
+def _is_python_int(e, surely: bool = False) -> bool:
+    """Whether ``e`` may evaluate to a Python int rather than a NumPy scalar (or, with
+    ``surely``, always does): built from integer literals and variables only, through
+    operators that keep a Python int one (a load, a cast or a NumPy operand makes the
+    result NumPy, which wraps itself)."""
     if isinstance(e, (E.IntImm, E.Var)):
         return not e.dtype.is_bool()
     if e.dtype.lanes > 1:
         return False
     # these return one of their operands unchanged, whichever kind it is
+    choose = all if surely else any
     if isinstance(e, E.Select):
-        return _is_python_int(e.true_value) or _is_python_int(e.false_value)
+        return choose(_is_python_int(x, surely) for x in (e.true_value, e.false_value))
     if isinstance(e, (E.Min, E.Max)):
-        return _is_python_int(e.a) or _is_python_int(e.b)
+        return choose(_is_python_int(x, surely) for x in (e.a, e.b))
     if isinstance(e, E.Call) and e.op == "if_then_else":
-        return _is_python_int(e.args[1]) or _is_python_int(e.args[2])
+        return choose(_is_python_int(x, surely) for x in e.args[1:])
     if isinstance(e, E.Let):
-        return _is_python_int(e.body)
+        return _is_python_int(e.body, surely)
     # these compute: a Python int only from Python ints
     if isinstance(e, E.Call) and (e.op in _RING_CALLS or e.op == "shift_right"):
-        return all(_is_python_int(x) for x in e.args)
+        return all(_is_python_int(x, surely) for x in e.args)
     if isinstance(e, (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod)):
-        return _is_python_int(e.a) and _is_python_int(e.b)
+        return _is_python_int(e.a, surely) and _is_python_int(e.b, surely)
     return False
 
 
@@ -114,13 +116,14 @@ class ExprPrinter(NodeFunctor):
         # a chain of +, -, *, << and bitwise operators on Python ints is wrapped to its
         # type once, where its value leaves the chain (wrapping commutes with these
         # operators) -- before it meets a NumPy operand, which refuses a too-big int.
-        python_ring = _is_ring(e) and _is_python_int(e)
-        outer, self.in_ring = self.in_ring, python_ring
+        ring = _is_ring(e)
+        # operands stay unwrapped only inside a chain that is all Python ints
+        outer, self.in_ring = self.in_ring, ring and _is_python_int(e, surely=True)
         try:
             text, prec = self.visit(e)
         finally:
             self.in_ring = outer
-        if python_ring and not outer:
+        if ring and not outer and _is_python_int(e):
             dtype = e.dtype
             return f"_wrap_int({text}, {dtype.bits}, {not dtype.is_uint()})", _ATOM
         return text, prec
