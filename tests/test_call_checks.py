@@ -114,3 +114,26 @@ def f(A: T.Buffer((4,), "float32")):
     a = np.ones(4, "float32")
     lib["f"](a)
     assert a[1] == 1
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("view", ["reversed", "reversed rows, every other column"])
+def test_negative_strides_are_accepted_alike(target, view):
+    """A buffer with symbolic strides takes reversed views on every backend."""
+    text = '''
+@T.prim_func
+def f(a: T.handle, b: T.handle):
+    s0, s1 = T.int32(), T.int32()
+    A = T.match_buffer(a, (3, 4), "float32", strides=(s0, s1))
+    B = T.match_buffer(b, (3, 4), "float32")
+    for i, j in T.grid(3, 4):
+        B[i, j] = A[i, j] * T.float32(10)
+        A[i, j] = T.float32(i * 4 + j)
+'''
+    base = np.arange(24, dtype="float32").reshape(3, 8)
+    a = base[::-1, ::-1][:, 4:] if view == "reversed" else base[::-1, ::2]
+    want_b = a * 10
+    b = np.zeros((3, 4), "float32")
+    tilelang.build(parse(text), target=target)["f"](a, b)
+    np.testing.assert_array_equal(b, want_b)
+    np.testing.assert_array_equal(a, np.arange(12, dtype="float32").reshape(3, 4))

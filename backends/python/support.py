@@ -89,7 +89,17 @@ def flat_view(array, size):
     memory (the runtime has checked that the strides match the buffer's)."""
     if array.flags.c_contiguous:
         return array.reshape(-1)
-    return np.lib.stride_tricks.as_strided(array, shape=(int(size),), strides=(array.itemsize,))
+    item = array.itemsize
+    low = sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s < 0) // item
+    if low == 0 or array.size == 0:
+        return np.lib.stride_tricks.as_strided(array, shape=(int(size),), strides=(item,))
+    # negative strides: the memory runs from `low` elements before array[0, ...]; a
+    # flat view from there, indexed relative to array[0, ...] as the lowered code does
+    high = sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s > 0) // item
+    lowest = array[tuple(slice(n - 1, n) if s < 0 else slice(0, 1)
+                         for n, s in zip(array.shape, array.strides))]  # fmt: skip
+    flat = np.lib.stride_tricks.as_strided(lowest, shape=(high - low + 1,), strides=(item,))
+    return ShiftedView(flat, low)
 
 
 class ShiftedView:
