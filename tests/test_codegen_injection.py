@@ -87,8 +87,10 @@ def test_python_comment_is_one_line():
         assert len(text.splitlines()) == 1 and "\r" not in text and "\n" not in text
 
 
-def test_python_function_names_sanitised_apart():
-    """Two symbols that sanitise to the same identifier stay two functions."""
+@pytest.mark.parametrize("target", available_targets("python", "c", "llvm"))
+def test_function_names_sanitised_apart(target):
+    """Two symbols that sanitise (or NFKC-normalise) to the same identifier stay two
+    functions, and two buffers so named stay two buffers."""
     text = '''
 @I.ir_module
 class M:
@@ -102,11 +104,20 @@ class M:
         T.func_attr({"global_symbol": "f+x"})
         A[0] = T.float32(2)
 '''
-    lib = tilelang.build(parse(text), target="python")
+    lib = tilelang.build(parse(text), target=target)
     for key, want in (("a", 1), ("b", 2)):
         out = np.zeros(1, "float32")
         lib[key](out)
         assert out[0] == want
+    # "ﬁ" (a ligature) NFKC-normalises to "fi"; "x-y" and "x+y" sanitise alike
+    two = parse('''
+@T.prim_func
+def g(fi: T.Buffer((1,), "float32"), \uFB01: T.Buffer((1,), "float32")):
+    fi[0] = \uFB01[0] + T.float32(1)
+''')
+    a, b = np.zeros(1, "float32"), np.full(1, 5, "float32")
+    tilelang.build(two, target=target)["g"](a, b)
+    assert (a[0], b[0]) == (6, 5)
 
 
 # ------------------------------------------------------------------ more positions
