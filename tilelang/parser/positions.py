@@ -12,15 +12,17 @@ from lark import Token, Tree
 
 
 _UNSET = object()
+#: walks longer than this memoise their answer on the nodes they passed
+_MEMO_DEPTH = 16
 
 
 def _edge_token(node, order, memo: str) -> Token | None:
     """The token reached from ``node`` by always stepping into the first child that
     ``order(children)`` yields (skipping absent optional children), or None.
 
-    The answer is memoised on every tree node of the path (attribute ``memo``): the
-    end of a statement is the end of its innermost body, so without it a nest of
-    depth d would walk d nodes for each of its d statements."""
+    A long walk memoises its answer on every tree node of its path (attribute
+    ``memo``): the end of a statement is the end of its innermost body, so without it
+    a nest of depth d would walk d nodes for each of its d statements."""
     path = []
     while isinstance(node, Tree):
         known = getattr(node, memo, _UNSET)
@@ -36,8 +38,9 @@ def _edge_token(node, order, memo: str) -> Token | None:
             node = None
             break
     found = node if isinstance(node, Token) else None
-    for tree in path:
-        setattr(tree, memo, found)
+    if len(path) > _MEMO_DEPTH:  # short walks stay cheap, and trees keep no __dict__
+        for tree in path:
+            setattr(tree, memo, found)
     return found
 
 
