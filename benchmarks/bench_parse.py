@@ -1,10 +1,12 @@
-"""Parser speed: warm parse of mm_relu, generated files of 1k/10k/100k lines, and the
-cold ``tilec samples/mm_relu.tir --emit tir`` process.
+"""Parser speed: warm parse of mm_relu, generated files of 1k/10k/100k lines, nests of
+blocks 250/500/1000 deep, a 10 MB file (time and peak memory, in a fresh process), and
+the cold ``tilec samples/mm_relu.tir --emit tir`` process.
 
     python benchmarks/bench_parse.py            # all figures
-    python benchmarks/bench_parse.py --quick    # skip the 100k-line file
+    python benchmarks/bench_parse.py --quick    # skip the 100k-line and 10 MB files
 
-Bars: mm_relu warm <= 15 ms, 10k lines <= 2 s, linear growth, cold tilec <= 0.4 s.
+Bars: mm_relu warm <= 15 ms, 10k lines <= 2 s, linear growth (in lines and in nesting
+depth: depth 1000 well under a second), cold tilec <= 0.4 s.
 """
 
 from __future__ import annotations
@@ -65,6 +67,41 @@ def generated_program(lines: int) -> str:
     return _HEADER + "".join(_UNIT.format(n=n) for n in range(units))
 
 
+def nested_blocks(depth: int) -> str:
+    """A prim_func whose body is ``depth`` blocks, each nested in the previous one."""
+    lines = ["@T.prim_func", 'def nested(A: T.Buffer((1,), "float32")):']
+    for level in range(depth):
+        lines.append("    " * (level + 1) + f'with T.block("b{level}"):')
+    lines.append("    " * (depth + 1) + "A[0] = T.float32(1)")
+    return "\n".join(lines) + "\n"
+
+
+_BIG_FILE = """
+import resource, sys, time
+sys.path.insert(0, {folder!r})
+from bench_parse import generated_program
+import tilelang
+tilelang.parse(generated_program(100))
+text = generated_program({lines})
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+tilelang.parse(text)
+seconds = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(len(text), text.count(chr(10)), seconds, (peak - before) * 1024)
+"""
+
+
+def big_file(megabytes: float) -> tuple[int, int, float, int]:
+    """``(bytes, lines, seconds, peak memory growth in bytes)`` of parsing a generated
+    file of about ``megabytes`` MB, in a fresh process (so the peak is this parse's)."""
+    lines = int(megabytes * 1e6 / (len(_UNIT) / _UNIT_LINES))
+    code = _BIG_FILE.format(folder=str(Path(__file__).parent), lines=lines)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    size, count, seconds, memory = out.stdout.split()
+    return int(size), int(count), float(seconds), int(memory)
+
+
 def timed(fn, repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -102,6 +139,16 @@ def main() -> None:
         count = program.count("\n")
         seconds = timed(lambda p=program: tilelang.parse(p), 3 if size <= 10_000 else 1)
         print(f"{count:>7} lines: {seconds:.3f} s, {count / seconds:,.0f} lines/s")
+
+    for depth in (250, 500, 1000):
+        program = nested_blocks(depth)
+        seconds = timed(lambda p=program: tilelang.parse(p), 3)
+        print(f"blocks nested {depth:>4} deep: {seconds:.3f} s, {depth / seconds:,.0f} levels/s")
+
+    if not args.quick:
+        size, count, seconds, memory = big_file(10)
+        print(f"{size / 1e6:.1f} MB file ({count:,} lines): {seconds:.1f} s, peak memory "
+              f"+{memory / 1e6:,.0f} MB ({memory / size:.0f} bytes per source byte)")  # fmt: skip
 
     cold = cold_tilec()
     print(f"cold `tilec samples/mm_relu.tir --emit tir`: {cold:.3f} s (median of 5; bar 0.4 s)")

@@ -8,6 +8,7 @@ IRModule or raise TIRSyntaxError / TIRTypeError: any other exception is a bug.
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import time
@@ -20,12 +21,19 @@ from tilelang.ir import IRModule
 from tilelang.parser import parse_bytes
 
 SAMPLES = sorted((Path(__file__).parent.parent / "samples").glob("*.tir"))
-MUTATIONS = 5_000
-SEED = 20_241_121
-TIME_BUDGET_S = 60
+#: TILELANG_FUZZ_SCALE=20 for release checks (README, "Fuzzing"): 20x the mutants
+SCALE = int(os.environ.get("TILELANG_FUZZ_SCALE", "1"))
+MUTATIONS = 5_000 * SCALE
+SEED = 20_241_121 + SCALE - 1
+TIME_BUDGET_S = 60 * SCALE
 
 _TOKEN = re.compile(r"\s+|\w+|\"[^\"\n]*\"|\*\*|//|<=|>=|==|!=|.", re.DOTALL)
 _ODD_CHARACTERS = [":", "(", ")", "[", "]", ",", "=", "\t", "\n", "    ", "#", '"', "\\", "é", "\0"]
+# literal arithmetic that must stay bounded (a located error, never a hang or gigabytes)
+_HUGE_LITERALS = [
+    "2 ** 10 ** 10", "1 << 100000000", "9" * 5000, "(1 << 255) * (1 << 255)", "2 ** 64",
+    "-(2 ** 63)", "0x" + "f" * 40, "2.0 ** 100000", "T.int8(200)", "[]", "True[0]",
+]  # fmt: skip
 
 
 def tokens_of(text: str) -> list[str]:
@@ -35,8 +43,12 @@ def tokens_of(text: str) -> list[str]:
 def mutate(rng: random.Random, text: str) -> bytes:
     """One random mutation of ``text``."""
     tokens = tokens_of(text)
-    kind = rng.randrange(5)
+    kind = rng.randrange(6)
     i = rng.randrange(len(tokens))
+    if kind == 5:  # a number becomes a huge literal expression
+        numbers = [k for k, token in enumerate(tokens) if token.isdigit()] or [i]
+        tokens[rng.choice(numbers)] = rng.choice(_HUGE_LITERALS)
+        return "".join(tokens).encode("utf-8")
     if kind == 0:  # delete a token
         del tokens[i]
     elif kind == 1:  # duplicate a token
@@ -66,6 +78,7 @@ def test_mutants_parse_or_fail_with_a_diagnostic():
         except (TIRSyntaxError, TIRTypeError) as exc:
             rendered = str(exc)
             assert rendered.startswith("error: ") and "Traceback" not in rendered
+            assert " --> mutant.tir:" in rendered, f"no location:\n{rendered}"
             outcomes["diagnostic"] += 1
         except Exception as exc:  # noqa: BLE001 - any other exception is the bug we hunt
             pytest.fail(

@@ -116,6 +116,14 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
         "provable ones are always errors",
     )
     group.add_argument(
+        "--allow-extern",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="let T.call_extern run NAME although the program does not declare it "
+        "(e.g. libc's system; repeatable)",
+    )
+    group.add_argument(
         "--schedule",
         metavar="FILE.py",
         help="apply def schedule(sch) from this Python file before building",
@@ -306,7 +314,9 @@ def _llvm_module(module, args, emit: str):
     kind = target_of(args).kind
     if kind != "llvm":
         raise UsageError(f"--emit {emit} needs --target llvm, not {kind}")
-    return tilelang.build(lowered(module, args), target=target_of(args)).backend_module
+    return tilelang.build(
+        lowered(module, args), target=target_of(args), allow_extern=args.allow_extern
+    ).backend_module
 
 
 def emit_llvm(module, args) -> str:
@@ -337,7 +347,9 @@ def emit_so(module, args) -> bytes:
     kind = target_of(args).kind
     if kind not in ("c", "llvm"):
         raise UsageError(f"--emit so needs --target c or llvm, not {kind}")
-    lib = tilelang.build(lowered(module, args), target=target_of(args))
+    lib = tilelang.build(
+        lowered(module, args), target=target_of(args), allow_extern=args.allow_extern
+    )
     with tempfile.TemporaryDirectory() as folder:
         return lib.export_library(Path(folder) / "module.so").read_bytes()
 

@@ -205,7 +205,7 @@ def run_and_check(original, scheduled, args, out) -> int:
     func = scheduled[name]
     values = bind_sizes(func, shape_values(args))
     target = target_of(args)
-    lib = tilelang.build(lowered(scheduled, args), target=target)
+    lib = tilelang.build(lowered(scheduled, args), target=target, allow_extern=args.allow_extern)
     expected = _reference_run(original, name, args, out) if args.check else None
     results = make_arguments(func, values)  # each run gets fresh copies of one draw
     start = time.perf_counter()
@@ -239,7 +239,10 @@ def _reference_run(original, name, args, out):
 
     with PassContext():  # the oracle: the default pipeline, whatever the options say
         checked = reference == "python" or args.bounds_check
-        ref_lib = tilelang.build(lowered(original, args, bounds_check=checked), target=reference)
+        ref_lib = tilelang.build(
+            lowered(original, args, bounds_check=checked), target=reference,
+            allow_extern=args.allow_extern,
+        )  # fmt: skip
     expected = make_arguments(original[name], values)
     ref_lib[name](*expected)
     return expected

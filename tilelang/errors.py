@@ -91,6 +91,10 @@ class ArgumentError(TileLangError, TypeError):
     """An argument that does not fit its parameter, caught before native code runs."""
 
 
+class AssertionFailure(TileLangError, RuntimeError):
+    """A ``T.assert`` failed during a call; every backend raises this one class."""
+
+
 __all__ = [
     "TileLangError",
     "LocatedError",
@@ -100,4 +104,5 @@ __all__ = [
     "ScheduleError",
     "BuildError",
     "ArgumentError",
+    "AssertionFailure",
 ]

@@ -23,7 +23,7 @@ from tilelang.backends.c.codegen_c import (
 )
 from tilelang.bounds.report import is_bounds_payload, out_of_bounds_error
 
-from tilelang.errors import BuildError
+from tilelang.errors import AssertionFailure, BuildError
 from tilelang.runtime.cache import atomic_write, content_key, load_or_build
 from tilelang.runtime.compiler import (
     SHARED_FLAGS,
@@ -82,7 +82,7 @@ def _error_check(lib):
             values = (ctypes.c_int64 * MAX_ERROR_VALUES)()
             count = last_values(values)
             raise out_of_bounds_error(text, values[:count])
-        raise RuntimeError(f"assertion failed in compiled code: {text}")
+        raise AssertionFailure(f"assertion failed in compiled code: {text}")
 
     return check
 

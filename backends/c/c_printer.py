@@ -17,8 +17,8 @@ extensions).
 from __future__ import annotations
 
 import math
-import struct
 
+from tilelang.backends.c.literals import c_comment, c_float_literal, c_string
 from tilelang.backends.c.names import ScopedNames, is_identifier
 
 from tilelang.bounds.report import BOUNDS_ERROR
@@ -169,7 +169,7 @@ class CLikePrinter(NodeFunctor):
             if isinstance(op.extent, E.IntImm):
                 self.emit(self.unroll_pragma.format(n=op.extent.value))
         elif op.kind is S.ForKind.THREAD_BINDING:
-            self.emit(f"// {op.thread_binding} runs as a serial loop on this target")
+            self.emit(c_comment(f"{op.thread_binding} runs as a serial loop on this target"))
         start = self.expr(op.min)
         stop = self._loop_stop(op.min, op.extent)
         step = None if op.step is None else self.expr(op.step)
@@ -286,10 +286,18 @@ class CLikePrinter(NodeFunctor):
     def visit_int_imm(self, op: E.IntImm) -> str:
         if op.dtype.is_bool():
             return "true" if op.value else "false"
-        text = str(op.value)
-        if not -(2**31) <= op.value < 2**31:
-            text += "ULL" if op.dtype.is_uint() else "LL"
-        return f"({text})" if op.value < 0 else text
+        value = op.value
+        # C has no negative literals: -2147483648 is the negation of a *long* 2147483648,
+        # which would widen the expression; the least value is written as (-MAX - 1)
+        least = value in (-(2**31), -(2**63))
+        text = str(value + 1 if least else value)
+        if not -(2**31) <= value < 2**31:
+            # the suffix gives the literal its own type's width: a bare ULL would widen
+            # a uint32 expression to 64 bits
+            text += ("U" if op.dtype.bits <= 32 else "ULL") if op.dtype.is_uint() else "LL"
+        if least:
+            text += " - 1"
+        return f"({text})" if value < 0 else text
 
     def visit_float_imm(self, op: E.FloatImm) -> str:
         return c_float_literal(op.value, op.dtype.bits)
@@ -304,18 +312,27 @@ class CLikePrinter(NodeFunctor):
         fmt = self.binary_formats.get(type(op))
         if fmt is None:
             raise BuildError(f"{type(self).__name__} has no format for {type(op).__name__}")
-        return fmt.format(a=self.expr(op.a), b=self.expr(op.b))
+        return self.narrow(op.dtype, fmt.format(a=self.expr(op.a), b=self.expr(op.b)))
+
+    def narrow(self, dtype, text: str) -> str:
+        """``text`` converted back to ``dtype`` when C computes it wider: C promotes
+        8- and 16-bit operands to ``int``, and the result must wrap at the type's own
+        width as it does on every other backend."""
+        element = dtype.element_of()
+        if element.is_integer() and element.bits < 32:
+            return f"(({self.type_name(element)}){text})"
+        return text
 
     def visit_mod(self, op: E.Mod) -> str:
         if op.dtype.is_float():
             return self._math("fmod", op.dtype, [op.a, op.b])
-        return f"({self.expr(op.a)} % {self.expr(op.b)})"
+        return self.narrow(op.dtype, f"({self.expr(op.a)} % {self.expr(op.b)})")
 
     def visit_floor_div(self, op: E.FloorDiv) -> str:
         if op.dtype.is_float():
             return self._math("floor", op.dtype, [E.Div(op.a, op.b)])
         if op.dtype.is_uint():
-            return f"({self.expr(op.a)} / {self.expr(op.b)})"
+            return self.narrow(op.dtype, f"({self.expr(op.a)} / {self.expr(op.b)})")
         return self._helper_call("floordiv", op)
 
     def visit_floor_mod(self, op: E.FloorMod) -> str:
@@ -323,7 +340,7 @@ class CLikePrinter(NodeFunctor):
             a, b = self.expr(op.a), self.expr(op.b)
             return f"({a} - ({self._math('floor', op.dtype, [E.Div(op.a, op.b)])} * {b}))"
         if op.dtype.is_uint():
-            return f"({self.expr(op.a)} % {self.expr(op.b)})"
+            return self.narrow(op.dtype, f"({self.expr(op.a)} % {self.expr(op.b)})")
         return self._helper_call("floormod", op)
 
     def _helper_call(self, kind: str, op) -> str:
@@ -363,7 +380,11 @@ class CLikePrinter(NodeFunctor):
             return self._access_ptr(op)
         fmt = self.intrinsic_formats.get(op.op)
         if fmt is not None:
-            return fmt.format(*(self.expr(a) for a in op.args))
+            args = [self.expr(a) for a in op.args]
+            if op.op == "shift_left" and isinstance(op.args[0], E.IntImm):
+                # a bare literal is an int: ``1 << 40`` must shift a 64-bit one
+                args[0] = f"(({self.type_name(op.dtype)}){args[0]})"
+            return self.narrow(op.dtype, fmt.format(*args))
         if op.op == "popcount":  # set bits at the value's width (two's complement)
             unsigned = self.type_names[f"uint{op.dtype.element_of().bits}"]
             cast = f"({unsigned})({self.expr(op.args[0])})"
@@ -372,7 +393,7 @@ class CLikePrinter(NodeFunctor):
             if op.dtype.is_float():
                 return self._math("fabs", op.dtype, op.args)
             x = self.expr(op.args[0])
-            return f"(({x} < 0) ? (-{x}) : {x})"
+            return self.narrow(op.dtype, f"(({x} < 0) ? (-{x}) : {x})")
         return self._float_intrinsic(op)
 
     popcount_builtin = "__builtin_popcountll"  # the compiler's 64-bit count of set bits
@@ -460,47 +481,3 @@ class CLikePrinter(NodeFunctor):
             if depth == 0 and position < len(text) - 1:
                 return text
         return text[1:-1]
-
-
-def c_float_literal(value: float, bits: int) -> str:
-    """An exact C literal: shortest round-trip digits, ``f`` for float32; INFINITY/NAN."""
-    suffix = "f" if bits == 32 else ""
-    if math.isnan(value):
-        return "NAN" if bits == 32 else "(double)NAN"
-    if math.isinf(value):
-        inf = "INFINITY" if bits == 32 else "(double)INFINITY"
-        return inf if value > 0 else f"(-{inf})"
-    if bits == 32:
-        value = struct.unpack("f", struct.pack("f", value))[0]
-        text = _shortest_float32(value)
-    else:
-        text = repr(value)
-    if "e" not in text and "." not in text and "inf" not in text:
-        text += ".0"
-    text += suffix
-    return f"({text})" if value < 0 or text.startswith("-") else text
-
-
-def _shortest_float32(value: float) -> str:
-    import numpy as np
-
-    return (
-        np.format_float_positional(np.float32(value), unique=True, trim="0")
-        if (value == 0 or 1e-4 <= abs(value) < 1e16)
-        else np.format_float_scientific(np.float32(value), unique=True, trim="0")
-    )
-
-
-def c_string(text: str) -> str:
-    """A C string literal for ``text``: quotes, backslashes and non-printables escaped
-    (as octal), so no text can end the literal early."""
-    out = []
-    for byte in text.encode("utf-8"):
-        char = chr(byte)
-        if char in '"\\':
-            out.append("\\" + char)
-        elif 32 <= byte < 127 and char != "?":
-            out.append(char)
-        else:
-            out.append(f"\\{byte:03o}")
-    return '"' + "".join(out) + '"'

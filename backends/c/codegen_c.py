@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import attrs
 from tilelang.backends.c.c_printer import CLikePrinter
+from tilelang.backends.c.literals import c_header_name
 from tilelang.backends.c.names import ScopedNames, export_symbols, is_identifier, sanitize
 
 from tilelang.errors import BuildError
@@ -125,14 +126,7 @@ def generate_c(mod, target, extern_headers=(), printer_class=CPrinter) -> CSourc
 
 def _includes(extern_headers) -> str:
     lines = [f"#include <{h}>" for h in ("math.h", "stdbool.h", "stdint.h", "stdlib.h")]
-    for header in extern_headers:
-        text = str(header)
-        if text.startswith("<") and text.endswith(">"):
-            lines.append(f"#include {text}")
-        else:
-            if '"' in text or "\n" in text:
-                raise BuildError(f"invalid header name {text!r}")
-            lines.append(f'#include "{text}"')
+    lines += [f"#include {c_header_name(header)}" for header in extern_headers]
     return "\n".join(lines)
 
 

@@ -17,6 +17,7 @@ from llvmlite import ir
 
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
+from tilelang.ir.dtype import DataType
 from tilelang.ir.functor import NodeFunctor, StmtExprVisitor
 
 from . import intrinsics
@@ -89,10 +90,16 @@ class ExprEmitter(NodeFunctor):
         if s.is_float() and d.is_float():
             if d.bits > s.bits:
                 return b.fpext(value, target)
+            if d.bits == 16 and s.bits == 64:
+                return _double_to_half(b, value, dst.lanes)
             return b.fptrunc(value, target) if d.bits < s.bits else value
         if s.is_float():
             return b.fptosi(value, target) if d.is_int() else b.fptoui(value, target)
         signed = s.is_int()
+        if d.is_float() and d.bits == 16:
+            # through double (exact up to 2**53, far past float16's range): no libcall
+            wide = self.cast(value, src, DataType("float64").with_lanes(dst.lanes))
+            return _double_to_half(b, wide, dst.lanes)
         if d.is_float():
             return b.sitofp(value, target) if signed else b.uitofp(value, target)
         if d.bits > s.bits:
@@ -396,3 +403,26 @@ def _intrinsic_suffix(ty) -> str:
     if isinstance(ty, ir.IntType):
         return f"i{ty.width}"
     return {ir.HalfType: "f16", ir.FloatType: "f32", ir.DoubleType: "f64"}[type(ty)]
+
+
+def _double_to_half(b, value, lanes: int):
+    """float64 -> float16, correctly rounded, without the ``__truncdfhf2`` libcall a JIT
+    cannot resolve: round to float32 *to odd* (set the last bit when inexact), then to
+    float16. Float32 keeps 13 more bits than float16, so the second rounding sees every
+    tie and every sticky bit the direct one would."""
+
+    def vec(ty):
+        return ir.VectorType(ty, lanes) if lanes > 1 else ty
+
+    def splat(ty, number):
+        return ir.Constant(vec(ty), [number] * lanes if lanes > 1 else number)
+
+    single = b.fptrunc(value, vec(ir.FloatType()))
+    inexact = b.fcmp_unordered("!=", b.fpext(single, vec(ir.DoubleType())), value)
+    bits = b.bitcast(single, vec(I32))
+    # infinities and NaNs keep their bits (an odd infinity would be a NaN)
+    magnitude = b.and_(bits, splat(I32, 0x7FFFFFFF))
+    finite = b.icmp_unsigned("<", magnitude, splat(I32, 0x7F800000))
+    odd = b.or_(bits, splat(I32, 1))
+    rounded = b.select(b.and_(inexact, finite), odd, bits)
+    return b.fptrunc(b.bitcast(rounded, vec(ir.FloatType())), vec(ir.HalfType()))

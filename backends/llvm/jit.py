@@ -23,6 +23,7 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from tilelang.errors import BuildError
+from tilelang.runtime.externs import declare_library
 from tilelang.runtime.cache import atomic_write, cache_dir, content_key
 from tilelang.runtime.compiler import run_compiler
 
@@ -125,6 +126,7 @@ def load_library(path) -> None:
         llvm.load_library_permanently(str(path))
     except RuntimeError as exc:
         raise BuildError(f"cannot load the library {path}: {exc}") from exc
+    declare_library(path)
 
 
 def check_symbols(names, uses_openmp: bool) -> None:

@@ -5,17 +5,13 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
-from tilelang.errors import BuildError, TileLangError
+from tilelang.errors import AssertionFailure, BuildError
 from tilelang.runtime.ctypes_call import function_type, make_caller
 
 from . import jit
 from tilelang.bounds.report import is_bounds_payload, out_of_bounds_error
 
 from .codegen import ERROR_SLOT, ERROR_VALUES, MAX_ERROR_VALUES
-
-
-class AssertionFailure(TileLangError, RuntimeError):
-    """A ``T.assert`` in compiled code failed during a call."""
 
 
 class LLVMModule:

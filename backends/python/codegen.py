@@ -168,7 +168,7 @@ class FunctionWriter(NodeFunctor):
         if isinstance(s.message, E.Call) and s.message.op == BOUNDS_ERROR:
             self.emit(f"{_INDENT}raise {message}")  # the located OutOfBoundsError
         else:
-            self.emit(f"{_INDENT}raise AssertionError({message})")
+            self.emit(f"{_INDENT}raise _AssertionFailure('assertion failed: ' + str({message}))")
         self.stmt(s.body)
 
     def visit_allocate(self, s):

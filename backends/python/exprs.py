@@ -53,6 +53,44 @@ _BITWISE = {
 }
 
 
+_RING_CALLS = {"shift_left", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
+
+
+def _is_ring(e) -> bool:
+    """An integer operation whose result modulo 2**bits depends only on its operands
+    modulo 2**bits, so wrapping once after a chain of them equals wrapping each."""
+    if isinstance(e, (E.Add, E.Sub, E.Mul)) or (isinstance(e, E.Call) and e.op in _RING_CALLS):
+        return e.dtype.lanes == 1 and e.dtype.is_integer()
+    return False
+
+
+def _is_python_int(e, surely: bool = False) -> bool:
+    """Whether ``e`` may evaluate to a Python int rather than a NumPy scalar (or, with
+    ``surely``, always does): built from integer literals and variables only, through
+    operators that keep a Python int one (a load, a cast or a NumPy operand makes the
+    result NumPy, which wraps itself)."""
+    if isinstance(e, (E.IntImm, E.Var)):
+        return not e.dtype.is_bool()
+    if e.dtype.lanes > 1:
+        return False
+    # these return one of their operands unchanged, whichever kind it is
+    choose = all if surely else any
+    if isinstance(e, E.Select):
+        return choose(_is_python_int(x, surely) for x in (e.true_value, e.false_value))
+    if isinstance(e, (E.Min, E.Max)):
+        return choose(_is_python_int(x, surely) for x in (e.a, e.b))
+    if isinstance(e, E.Call) and e.op == "if_then_else":
+        return choose(_is_python_int(x, surely) for x in e.args[1:])
+    if isinstance(e, E.Let):
+        return _is_python_int(e.body, surely)
+    # these compute: a Python int only from Python ints
+    if isinstance(e, E.Call) and (e.op in _RING_CALLS or e.op == "shift_right"):
+        return all(_is_python_int(x, surely) for x in e.args)
+    if isinstance(e, (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod)):
+        return _is_python_int(e.a, surely) and _is_python_int(e.b, surely)
+    return False
+
+
 def np_type(dtype) -> str:
     """``np.float32`` for ``float32`` (the scalar type of one lane)."""
     name = dtype.element_of().numpy_name()
@@ -67,6 +105,7 @@ class ExprPrinter(NodeFunctor):
         self.names = names
         self.array_name = array_name  # id(data var) -> identifier of its flat array
         self.externs: list[str] = []
+        self.in_ring = False  # rendering an operand of a Python-int chain (or an index)
 
     def expr(self, e: E.PrimExpr) -> str:
         return self.render(e)[0]
@@ -76,7 +115,29 @@ class ExprPrinter(NodeFunctor):
         return f"({text})" if p < prec or (right and p == prec) else text
 
     def render(self, e) -> tuple[str, int]:
-        return self.visit(e)
+        # Integer arithmetic on Python ints (loop variables, literals) never overflows:
+        # a chain of +, -, *, << and bitwise operators on Python ints is wrapped to its
+        # type once, where its value leaves the chain (wrapping commutes with these
+        # operators) -- before it meets a NumPy operand, which refuses a too-big int.
+        ring = _is_ring(e)
+        # operands stay unwrapped only inside a chain that is all Python ints
+        outer, self.in_ring = self.in_ring, ring and _is_python_int(e, surely=True)
+        try:
+            text, prec = self.visit(e)
+        finally:
+            self.in_ring = outer
+        if ring and not outer and _is_python_int(e):
+            dtype = e.dtype
+            return f"_wrap_int({text}, {dtype.bits}, {not dtype.is_uint()})", _ATOM
+        return text, prec
+
+    def index(self, index: E.PrimExpr) -> str:
+        """An index: left unwrapped (an index past the type's range is out of bounds)."""
+        outer, self.in_ring = self.in_ring, True
+        try:
+            return self._index(index)
+        finally:
+            self.in_ring = outer
 
     def generic_visit(self, e):
         for klass, (symbol, prec) in _BINARY.items():
@@ -167,7 +228,7 @@ class ExprPrinter(NodeFunctor):
         return self.call("_cast", e.value, np_type(target))
 
     # -- memory
-    def index(self, index: E.PrimExpr) -> str:
+    def _index(self, index: E.PrimExpr) -> str:
         if isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm):
             if index.stride.value == 1:
                 base = self.expr(index.base)

@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from tilelang.errors import AssertionFailure
+
 
 def truncdiv(a, b):
     """C's integer ``/``: rounds towards zero (``//`` rounds down)."""
@@ -31,6 +33,13 @@ def cast(value, np_type):
     if isinstance(value, np.ndarray):
         return value.astype(np_type)
     return np.asarray(value).astype(np_type)[()]
+
+
+def wrap_int(value, bits, signed):
+    """A Python integer wrapped to ``bits`` (two's complement when ``signed``): loop
+    variables and literals are Python ints, which never overflow by themselves."""
+    value = int(value) & ((1 << bits) - 1)
+    return value - (1 << bits) if signed and value >> (bits - 1) else value
 
 
 def select(cond, true_value, false_value):
@@ -80,7 +89,17 @@ def flat_view(array, size):
     memory (the runtime has checked that the strides match the buffer's)."""
     if array.flags.c_contiguous:
         return array.reshape(-1)
-    return np.lib.stride_tricks.as_strided(array, shape=(int(size),), strides=(array.itemsize,))
+    item = array.itemsize
+    low = sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s < 0) // item
+    if low == 0 or array.size == 0:
+        return np.lib.stride_tricks.as_strided(array, shape=(int(size),), strides=(item,))
+    # negative strides: the memory runs from `low` elements before array[0, ...]; a
+    # flat view from there, indexed relative to array[0, ...] as the lowered code does
+    high = sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s > 0) // item
+    lowest = array[tuple(slice(n - 1, n) if s < 0 else slice(0, 1)
+                         for n, s in zip(array.shape, array.strides))]  # fmt: skip
+    flat = np.lib.stride_tricks.as_strided(lowest, shape=(high - low + 1,), strides=(item,))
+    return ShiftedView(flat, low)
 
 
 class ShiftedView:
@@ -124,6 +143,8 @@ NAMESPACE = {
     "_truncmod": truncmod,
     "_float_floormod": float_floormod,
     "_cast": cast,
+    "_wrap_int": wrap_int,
+    "_AssertionFailure": AssertionFailure,
     "_select": select,
     "_ramp": ramp,
     "_sigmoid": sigmoid,

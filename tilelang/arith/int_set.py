@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from tilelang.arith.analyzer import simplify
 from tilelang.arith.bound import ConstBound, floormod_bounds, mod_bounds, mul_bounds
-from tilelang.arith.constfold import trunc_div
+from tilelang.arith.constfold import trunc_div, wrap_int
 from tilelang.arith.linear import linear_form
 from tilelang.ir import expr as E
 from tilelang.ir.buffer import Range
@@ -88,7 +88,12 @@ def _const_bound(lo: Bound, hi: Bound) -> ConstBound:
 
 
 def _as_exprs(bound: ConstBound, dtype) -> tuple[Bound, Bound]:
-    return tuple(None if v is None else E.IntImm(dtype, v) for v in (bound.lo, bound.hi))
+    low, high = dtype.value_range()
+    # a bound past the type's range is no bound the type can state
+    return tuple(
+        None if v is None or not low <= v <= high else E.IntImm(dtype, v)
+        for v in (bound.lo, bound.hi)
+    )
 
 
 def eval_interval(
@@ -212,10 +217,10 @@ def _fold_div(value: E.PrimExpr, c: int, kind: str) -> E.PrimExpr:
     v = const_int_value(value)
     if v is not None:
         q = v // c if kind == "floordiv" else trunc_div(v, c)
-        return E.IntImm(value.dtype, q)
+        return E.IntImm(value.dtype, wrap_int(q, value.dtype))
     return value if c == 1 else binary(kind, value, c)
 
 
 def _fold_cast(value: E.PrimExpr, dtype) -> E.PrimExpr:
     v = const_int_value(value)
-    return E.IntImm(dtype, v) if v is not None else value.astype(dtype)
+    return E.IntImm(dtype, wrap_int(v, dtype)) if v is not None else value.astype(dtype)

@@ -71,8 +71,10 @@ class LinearForm:
         # Integers wrap at their width, as the machine's do.
         terms = [(a, wrap_int(c, dtype)) for a, c in self.live_terms()]
         terms = [(a, c) for a, c in terms if c != 0]
-        positive = [(a, c) for a, c in terms if c > 0]
-        negative = [(a, c) for a, c in terms if c < 0]
+        # the type's least value has no negation in the type: it is added, not subtracted
+        least = dtype.value_range()[0] if dtype.is_int() else None
+        positive = [(a, c) for a, c in terms if c > 0 or c == least]
+        negative = [(a, c) for a, c in terms if c < 0 and c != least]
         result = None
         for atom, coeff in positive:
             term = atom if coeff == 1 else E.Mul(atom, E.IntImm(dtype, coeff))
@@ -89,7 +91,7 @@ class LinearForm:
             result = E.Sub(result, term)
         if result is None:
             return E.IntImm(dtype, constant)
-        if constant > 0:
+        if constant > 0 or constant == least:
             result = E.Add(result, E.IntImm(dtype, constant))
         elif constant < 0:
             result = E.Sub(result, E.IntImm(dtype, -constant))

@@ -15,6 +15,8 @@ not part of its footprint.
 
 from __future__ import annotations
 
+import weakref
+
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Buffer, BufferRegion, Range
@@ -231,17 +233,26 @@ class _RegionDetector(StmtExprVisitor):
                     self.record_region(self.writes, region)
 
 
+# Block -> the buffers allocated in it and in the blocks nested in it. Memoised: the
+# parser asks for every block of a nest, innermost first, and a walk into each nested
+# block again would make parsing a nest of depth d take d**2 steps.
+_NESTED_ALLOCATIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _nested_allocations(block: S.Block) -> list[Buffer]:
+    cached = _NESTED_ALLOCATIONS.get(block)
+    if cached is not None:
+        return cached
     found = list(block.alloc_buffers)
 
     class _Allocs(StmtExprVisitor):
         def visit_block(self, op):
-            found.extend(op.alloc_buffers)
-            self.generic_visit(op)
+            found.extend(_nested_allocations(op))  # not walked again
 
     _Allocs().visit(block.body)
     if block.init is not None:
         _Allocs().visit(block.init)
+    _NESTED_ALLOCATIONS[block] = found
     return found
 
 

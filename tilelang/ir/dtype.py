@@ -66,6 +66,14 @@ class DataType(str):
     def is_float(self) -> bool:
         return self.code == "float"
 
+    def value_range(self) -> tuple[int, int]:
+        """The least and greatest value of an integer or bool type (two's complement)."""
+        if self.code == "bool":
+            return 0, 1
+        if self.code == "uint":
+            return 0, 2**self.bits - 1
+        return -(2 ** (self.bits - 1)), 2 ** (self.bits - 1) - 1
+
     def is_handle(self) -> bool:
         return self.code == "handle"
 

@@ -157,6 +157,10 @@ class IntImm(PrimExpr):
     def __attrs_post_init__(self):
         if not (self.dtype.is_integer() or self.dtype.is_bool()):
             raise TIRTypeError(f"IntImm needs an integer or bool dtype, not {self.dtype}")
+        low, high = self.dtype.value_range()
+        if not low <= self.value <= high:
+            # as TVM's IntImm: a constant is a value of its type, never a wider one
+            raise TIRTypeError(f"the constant {self.value} is out of the range of {self.dtype}")
 
     def __bool__(self):
         return bool(self.value)
@@ -347,6 +351,11 @@ class BufferLoad(PrimExpr):
         return self.buffer.dtype.with_lanes(lanes) if lanes > 1 else self.buffer.dtype
 
 
+def _check_lanes(node) -> None:
+    if node.lanes < 1:
+        raise TIRTypeError(f"{type(node).__name__} needs a positive number of lanes, got {node.lanes}")
+
+
 @attrs.frozen(eq=False, repr=False)
 class Ramp(PrimExpr):
     """The vector ``[base, base + stride, ..., base + (lanes - 1) * stride]``."""
@@ -355,6 +364,9 @@ class Ramp(PrimExpr):
     stride: PrimExpr = child()
     lanes: int = plain(converter=int)
     span: object = span_field()
+
+    def __attrs_post_init__(self):
+        _check_lanes(self)
 
     @property
     def dtype(self) -> DataType:
@@ -368,6 +380,9 @@ class Broadcast(PrimExpr):
     value: PrimExpr = child()
     lanes: int = plain(converter=int)
     span: object = span_field()
+
+    def __attrs_post_init__(self):
+        _check_lanes(self)
 
     @property
     def dtype(self) -> DataType:

@@ -8,7 +8,9 @@ name); every failure is a :class:`tilelang.errors.TIRSyntaxError` (type errors a
 from __future__ import annotations
 
 import gc
+import io
 import sys
+import textwrap
 
 from tilelang.errors import TIRSyntaxError
 
@@ -38,11 +40,19 @@ def parse(
     from lark.exceptions import LarkError
 
     from tilelang.parser.builder import build_file
-    from tilelang.parser.diagnostics import SourceInfo, syntax_error
+    from tilelang.ir.dtype import DataTypeError
+    from tilelang.ir.expr import TIRTypeError
+    from tilelang.parser.diagnostics import SourceInfo, TIRLocatedTypeError, syntax_error
     from tilelang.parser.grammar_loader import get_parser
 
     if not isinstance(text, str):
         raise TypeError(f"parse() takes the program text as a str, not {type(text).__name__}")
+    dedented, margin = _dedent(text)
+    if margin:
+        # an indented program (copied from inside a class or function) reads as if
+        # it started in column 1; positions still point into the text as given
+        full_text = text if full_text is None else full_text
+        text, column_offset = dedented, column_offset + margin
     source = SourceInfo(text, path, line_offset, full_text, column_offset)
     parser = get_parser()
     padded = text if text.endswith("\n") else text + "\n"
@@ -62,10 +72,30 @@ def parse(
     except RecursionError:
         where = getattr(builder_state.get("builder"), "last_tree", None)
         raise source.error_at(where, "the program is nested too deeply") from None
+    except (TIRTypeError, DataTypeError) as exc:
+        if isinstance(exc, TIRSyntaxError):
+            raise
+        # an IR error no builder step located: at least the statement it came from
+        where = getattr(builder_state.get("builder"), "last_tree", None)
+        raise source.error_at(where, str(exc), TIRLocatedTypeError) from None
     finally:
         sys.setrecursionlimit(old_limit)
         if gc_was_enabled:
             gc.enable()
+
+
+def _first_line(text: str) -> str:
+    return next((line for line in io.StringIO(text) if line.strip()), "").rstrip("\n")
+
+
+def _dedent(text: str) -> tuple[str, int]:
+    """``text`` without the indentation all its lines share, and that indentation's
+    width (the common case, a first line in column 1, costs one line's look)."""
+    first = _first_line(text)
+    if not first[:1].isspace():
+        return text, 0
+    dedented = textwrap.dedent(text)
+    return dedented, len(first) - len(_first_line(dedented))
 
 
 def parse_file(path) -> object:

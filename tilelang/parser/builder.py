@@ -31,7 +31,7 @@ from tilelang.ir import (
 from tilelang.parser import calls
 from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
-from tilelang.parser.diagnostics import TIRLocatedTypeError
+from tilelang.parser.diagnostics import TIRLocatedTypeError, location_of
 from tilelang.parser.expr_builder import ExprBuilder, Namespace, describe
 from tilelang.parser.positions import bounds, bounds_between
 from tilelang.parser.scope import MISSING, ScopeStack
@@ -80,7 +80,7 @@ class FunctionBuilder(StmtBuilderMixin):
         self.loop_doms: dict = {}
         self.closed_block_vars: dict[str, str] = {}
         self.block_count = 0
-        self.last_tree = None
+        self.last_tree = self.function_tree = None
         self._lines = None
         self.ret_type = None  # the result dtype of the function being built
         self.env_threads: dict = {}  # T.env_thread variables -> their thread tags
@@ -119,6 +119,11 @@ class FunctionBuilder(StmtBuilderMixin):
         """A located error to raise."""
         from tilelang.errors import TIRSyntaxError
 
+        for fallback in (self.last_tree, self.function_tree):
+            if location_of(where)[0] is None:
+                # a node with no token of its own (``True``, ``[]``, ``return``: Lark
+                # drops anonymous tokens): the statement being built, or its function
+                where = fallback
         return self.source.error_at(where, message, cls or TIRSyntaxError)
 
     def guard(self, where, fn, *args):
@@ -169,11 +174,13 @@ class FunctionBuilder(StmtBuilderMixin):
         """The name and PrimFunc of a ``def``; a public function (not
         ``@T.prim_func(private=True)``) gets its name as ``global_symbol``, as in TVM."""
         name_token, parameters, returns, suite = tree.children
+        self.function_tree = tree
         frame = FuncFrame([], {})
         self.ret_type = self.result_type(returns)
         with self.scopes.frame():
             for param in parameters.children if parameters is not None else ():
                 if param is not None:
+                    self.last_tree = param  # where an error without a token points
                     self.build_param(param, frame)
             body = self.build_body(statements_of(suite), frame)
         body = self.root_block(body, frame, self.span(tree))

@@ -93,7 +93,11 @@ class ExprBuilder:
         return self.ctx.lookup(tree.children[0])
 
     def eval_int_lit(self, tree):
-        return int(str(tree.children[0]).replace("_", ""), 0)
+        text = str(tree.children[0]).replace("_", "")
+        # checked before converting: int() of thousands of digits is slow or refused
+        if len(text) > 80:
+            raise self.ctx.error(tree, f"the integer literal has {len(text)} digits; no type holds it")
+        return int(text, 0)
 
     def eval_float_lit(self, tree):
         return float(str(tree.children[0]).replace("_", ""))

@@ -149,10 +149,19 @@ class _Climber:
         if isinstance(lhs, numbers.Number) and isinstance(rhs, numbers.Number):
             if op in ("and", "or"):
                 return (lhs and rhs) if op == "and" else (lhs or rhs)
+            if _too_big(op, lhs, rhs):
+                raise self.ctx.error(
+                    token, f"the constant {op} has a result of more than {LITERAL_BITS} bits"
+                )
             try:
-                return _PY_BINARY[op](lhs, rhs)
+                value = _PY_BINARY[op](lhs, rhs)
             except (ArithmeticError, ValueError, TypeError) as exc:
                 raise self.ctx.error(token, f"cannot compute {lhs!r} {op} {rhs!r}: {exc}") from None
+            if isinstance(value, int) and value.bit_length() > LITERAL_BITS:
+                raise self.ctx.error(
+                    token, f"the constant {op} has a result of more than {LITERAL_BITS} bits"
+                )
+            return value
         self.exprs.check_operand(lhs, first)
         self.exprs.check_operand(rhs, last)
         if any(getattr(x, "dtype", None) == "handle" for x in (lhs, rhs)):
@@ -197,6 +206,25 @@ class _Climber:
         if isinstance(value, FloatImm):
             return FloatImm(value.dtype, -value.value, span=span)
         return self.ctx.guard(token, binary, "sub", 0, value, span)
+
+
+#: Python-number arithmetic in the source (``2**31 - 1``) stays within this many bits:
+#: no TIR type is wider than 64, and a bound keeps ``2**10**10`` from hanging the parser
+LITERAL_BITS = 256
+
+
+def _too_big(op, lhs, rhs) -> bool:
+    """Whether integer ``lhs op rhs`` would exceed LITERAL_BITS (checked before
+    computing it: ``**`` and ``<<`` can take unbounded time and memory)."""
+    if isinstance(lhs, bool) or isinstance(rhs, bool):
+        return False
+    if not (isinstance(lhs, int) and isinstance(rhs, int)):
+        return False
+    if op == "<<":
+        return lhs != 0 and rhs > 0 and lhs.bit_length() + rhs > LITERAL_BITS
+    if op == "**":
+        return abs(lhs) > 1 and rhs > 0 and (abs(lhs).bit_length() - 1) * rhs >= LITERAL_BITS
+    return False
 
 
 def _bitwise_call(name, lhs, rhs, span):

@@ -11,27 +11,47 @@ from __future__ import annotations
 from lark import Token, Tree
 
 
-def _edge_token(node, order) -> Token | None:
+_UNSET = object()
+#: walks longer than this memoise their answer on the nodes they passed
+_MEMO_DEPTH = 16
+
+
+def _edge_token(node, order, memo: str) -> Token | None:
     """The token reached from ``node`` by always stepping into the first child that
-    ``order(children)`` yields (skipping absent optional children), or None."""
+    ``order(children)`` yields (skipping absent optional children), or None.
+
+    A long walk memoises its answer on every tree node of its path (attribute
+    ``memo``): the end of a statement is the end of its innermost body, so without it
+    a nest of depth d would walk d nodes for each of its d statements."""
+    path = []
     while isinstance(node, Tree):
+        known = getattr(node, memo, _UNSET)
+        if known is not _UNSET:
+            node = known
+            break
+        path.append(node)
         for child in order(node.children):
             if child is not None:
                 node = child
                 break
         else:
-            return None
-    return node if isinstance(node, Token) else None
+            node = None
+            break
+    found = node if isinstance(node, Token) else None
+    if len(path) > _MEMO_DEPTH:  # short walks stay cheap, and trees keep no __dict__
+        for tree in path:
+            setattr(tree, memo, found)
+    return found
 
 
 def first_token(node) -> Token | None:
     """The leftmost token under ``node`` (a Tree or a Token), or None."""
-    return _edge_token(node, iter)
+    return _edge_token(node, iter, "_tl_first_token")
 
 
 def last_token(node) -> Token | None:
     """The rightmost token under ``node``, or None."""
-    return _edge_token(node, reversed)
+    return _edge_token(node, reversed, "_tl_last_token")
 
 
 def bounds(node) -> tuple | None:

@@ -22,6 +22,7 @@ from tilelang.ir import DataTypeError
 from tilelang.ir import Var as SizeVar
 from tilelang.ir.convert import binary
 from tilelang.ir.dtype import DataType
+from tilelang.parser.diagnostics import location_of
 from tilelang.parser.stmt_builder import statements_of
 from tilelang.relax.expr import (
     BindingBlock,
@@ -59,9 +60,21 @@ class _Builder:
         # names of the enclosing module: ``cls`` and the class's own name (TVM's printer
         # writes ``cls = Module`` and then ``cls.f``)
         self.module_names = {"cls"} | ({module_name} if module_name else set())
+        self.where = self.definition = None  # the parameter or statement being built
 
     def error(self, where, message: str):
+        for fallback in (self.where, self.definition):  # a node without tokens ([], return)
+            if location_of(where)[0] is None:
+                where = fallback  # the parameter or statement, or else the function
         return self.source.error_at(where, message)
+
+    def number_text(self, tree) -> str:
+        """A numeric literal's text, refused before conversion when no type holds it
+        (converting thousands of digits is slow or refused)."""
+        text = str(tree.children[0])
+        if len(text) > 80:
+            raise self.error(tree, f"the numeric literal has {len(text)} digits; no type holds it")
+        return text
 
     def canonical(self, dotted: str | None) -> str | None:
         """``R.x`` / ``T.x`` with the file's aliases resolved."""
@@ -100,7 +113,7 @@ class _Builder:
     def dim(self, tree):
         if isinstance(tree, Tree):
             if tree.data == "int_lit":
-                return int(str(tree.children[0]), 0)
+                return int(self.number_text(tree), 0)
             if tree.data == "string":
                 return self.size_var(self.string(tree))
             if tree.data == "name":
@@ -196,7 +209,7 @@ class _Builder:
         if kind in ("list", "tuple"):
             return [self.literal(c) for c in tree.children if c is not None]
         if kind in ("int_lit", "float_lit"):
-            return ast.literal_eval(str(tree.children[0]))
+            return ast.literal_eval(self.number_text(tree))
         if kind in ("true", "false"):
             return kind == "true"
         if kind == "name" and str(tree.children[0]) in ("inf", "nan"):
@@ -298,10 +311,12 @@ class _Builder:
 
     def function(self, funcdef) -> tuple[str, Function]:
         name_token, parameters, returns, suite = funcdef.children
+        self.definition = funcdef
         params = []
         for param in parameters.children if parameters is not None else ():
             if param is None:
                 continue
+            self.where = param
             param_name, annotation, default = param.children
             if annotation is None or default is not None:
                 raise self.error(param, f'parameter {param_name} needs R.Tensor((...), "dtype")')
@@ -311,6 +326,7 @@ class _Builder:
         ret = self.struct_info(returns) if returns is not None else None
         blocks, plain, result = [], [], None
         for stmt in statements_of(suite):
+            self.where = stmt
             if result is not None:
                 raise self.error(stmt, "nothing may follow the return statement")
             if stmt.data == "expr_stmt" and stmt.children[0].children[0].data == "string":

@@ -120,12 +120,18 @@ class Signature:
                 checked.append(value)
                 continue
             array = self.check_array(label, buffer, arg)
+            _check_index_width(label, buffer, array)
             if self.writes.get(id(param)) and not array.flags.writeable:
                 raise ArgumentError(f"{label}: the array is read-only but {self.name} writes it")
             self._match_layout(label, buffer, array, values, origin, deferred)
             checked.append(array)
         for label, what, expr, actual in deferred:
-            expected = eval_int(expr, values)
+            try:
+                expected = eval_int(expr, values)
+            except ZeroDivisionError:
+                raise ArgumentError(
+                    f"{label}: the {what} {show_expr(expr)} divides by zero with these arguments"
+                ) from None
             if expected is None:
                 raise ArgumentError(
                     f"{label}: cannot work out the {what} {show_expr(expr)} from the arguments"
@@ -238,10 +244,32 @@ def _check_array(label: str, buffer, arg) -> np.ndarray:
             f"{label}: expected an array (NumPy, tilelang.nd or DLPack) for buffer "
             f"{buffer.name}, got {type(arg).__name__}"
         )
+    if isinstance(array, np.ma.MaskedArray):
+        # the mask would be ignored by compiled code but not by NumPy indexing
+        raise ArgumentError(
+            f"{label}: masked arrays are not accepted; pass .filled(value) or .data"
+        )
+    if type(array) is not np.ndarray:
+        array = array.view(np.ndarray)  # np.matrix, memmap...: the same memory, plainly
     expected = np.dtype(buffer.dtype.numpy_name())
     if array.dtype != expected:
         raise ArgumentError(f"{label}: expected dtype {buffer.dtype}, got {array.dtype}")
     return array
+
+
+def _check_index_width(label: str, buffer, array) -> None:
+    """Flat indices are computed in the type of the buffer's shape: an array with more
+    elements than int32 counts needs int64 dimensions, or an index would wrap."""
+    size = int(np.prod(array.shape, dtype=np.int64)) if hasattr(array, "shape") else 0
+    if size > 2**31 - 1 and any(_dim_bits(dim) < 64 for dim in buffer.shape):
+        raise ArgumentError(
+            f"{label}: {size} elements are more than int32 indices reach; declare "
+            f"buffer {buffer.name}'s shape with T.int64 dimensions"
+        )
+
+
+def _dim_bits(dim) -> int:
+    return dim.dtype.bits if hasattr(dim, "dtype") else 32
 
 
 def _check_scalar(label: str, dtype, value):

@@ -6,6 +6,7 @@ import inspect
 
 from tilelang.errors import BuildError
 from tilelang.ir.function import IRModule, PrimFunc
+from tilelang.runtime.externs import check_extern_calls
 from tilelang.runtime.module import Module
 from tilelang.runtime.registry import get_backend
 from tilelang.target import as_target
@@ -82,8 +83,9 @@ def build(mod_or_func, target="llvm", auto_schedule: bool = True,
     backend takes ``extern_sources`` (C files or source strings compiled in),
     ``extern_headers`` and ``libs``. Functions nobody scheduled get the default CPU
     schedule for the c and llvm targets and the default GPU schedule for cuda
-    (``lib.trace`` shows it); ``auto_schedule=False``
-    builds them as written. Example::
+    (``lib.trace`` shows it); ``auto_schedule=False`` builds them as written.
+    ``allow_extern``: names ``T.call_extern`` may call although the program does not
+    declare them (``"system"`` in libc; see :mod:`tilelang.runtime.externs`). Example::
 
         lib = tilelang.build(mod, target="c")
         lib["mm_relu"](a, b, c)
@@ -95,6 +97,7 @@ def build(mod_or_func, target="llvm", auto_schedule: bool = True,
     nothing is written past the buffer. The python reference always checks (unless
     ``bounds_check=False``).
     """
+    allow_extern = tuple(build_options.pop("allow_extern", ()) or ())
     target = as_target(target)
     if bounds_check and target.kind not in _CHECKING_BACKENDS:
         raise BuildError(f"bounds_check is not supported by the '{target.kind}' backend")
@@ -116,6 +119,9 @@ def build(mod_or_func, target="llvm", auto_schedule: bool = True,
             raise BuildError(
                 f"the '{target.kind}' backend does not take the option(s) {', '.join(unknown)}"
             )
+    if target.kind in ("c", "llvm"):
+        # a program runs only the functions it declares (runtime/externs.py)
+        check_extern_calls(lowered, build_options, allow_extern)
     return Module(backend(lowered, target, **build_options), lowered, target, trace)
 
 

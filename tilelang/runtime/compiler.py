@@ -21,7 +21,10 @@ from tilelang.errors import BuildError
 from tilelang.runtime.cache import content_key, load_or_build
 
 #: flags of every shared library built from C (the opt level is added separately)
-SHARED_FLAGS = ("-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c99", "-Wl,-z,defs")
+#: ``-fwrapv``: signed overflow wraps (two's complement), as on the other backends
+SHARED_FLAGS = (
+    "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c99", "-fwrapv", "-Wl,-z,defs",
+)  # fmt: skip
 
 #: what an extern source may name when it is a file rather than C source text
 FILE_SUFFIXES = (".c", ".cc", ".cpp", ".s", ".S", ".o", ".a", ".so")

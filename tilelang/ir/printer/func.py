@@ -46,6 +46,24 @@ def undeclared_buffers(func: PrimFunc) -> list[Buffer]:
     return found
 
 
+def _free_scalars(func: PrimFunc, declared) -> list[E.Var]:
+    """Scalar variables the body uses that nothing defines (``m = T.int32()`` in the
+    source): declared like size variables, so that the printed text parses back."""
+    from tilelang.ir.analysis import undefined_vars
+    from tilelang.ir.functor import post_order_visit
+
+    bound = {id(v) for v in declared}
+
+    def note(node):  # whatever binds a variable somewhere in the body
+        if isinstance(node, (S.For, S.LetStmt, E.Let)):
+            bound.add(id(node.loop_var if isinstance(node, S.For) else node.var))
+        elif isinstance(node, S.Block):
+            bound.update(id(iv.var) for iv in node.iter_vars)
+
+    post_order_visit(func.body, note)
+    return [v for v in undefined_vars(func) if not v.dtype.is_handle() and id(v) not in bound]
+
+
 def _contains_block(stmt) -> bool:
     from tilelang.ir.functor import post_order_visit
 
@@ -244,7 +262,7 @@ class ScriptPrinter(StmtPrinter):
             attrs_late = any(_mentions(func.attrs, var) for var in size_vars)
             if func.attrs and not attrs_late:
                 self.emit(f"T.func_attr({self.value(func.attrs)})")
-            for var in size_vars:
+            for var in [*size_vars, *_free_scalars(func, size_vars)]:
                 self.emit(f"{self.define_var(var)} = {self.size_var_call(var)}")
             # variables the function uses but nothing defines are declared, so that the
             # text parses back (TVM prints them the same way)
