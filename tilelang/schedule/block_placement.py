@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import attrs
 
-from tilelang.arith import const_value, simplify
+from tilelang.arith import Analyzer, ConstBound, const_value, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.analysis import uses_var
 from tilelang.ir.functor import StmtExprMutator, substitute
 from tilelang.schedule.common import block_subject, find_block, find_loop
 from tilelang.schedule.errors import schedule_error
@@ -132,7 +133,10 @@ def _place(primitive, func, name, loop_var, preserve_unit_loops, index, forward)
     _check_order(primitive, subject, tree, realize, loop, position, others)
     region = covered_region(primitive, subject, tree, partners, buffer, loop, not forward)
     axes = point_axes(primitive, subject, realize, buffer, forward)
-    new_stmt = _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops)
+    outer = [*tree.loops_above(loop), loop]
+    new_stmt = _new_nest(
+        primitive, subject, realize, axes, region, preserve_unit_loops, buffer, outer
+    )
     items = _items(loop)
     items.insert(position, new_stmt)
     mapping = {
@@ -199,14 +203,26 @@ def _check_order(primitive, subject, tree, realize, loop, position, others):
     check_move(primitive, subject, tree, realize, between)
 
 
-def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops):
-    """The block under fresh loops ``ax0, ax1...`` sweeping the region."""
+def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops, buffer, outer):
+    """The block under fresh loops ``ax0, ax1...`` sweeping the region.
+
+    Where the swept range of an iterator may leave the iterator's domain or the
+    buffer (a region over-computed at a tile edge), the block gets TVM's bound
+    predicate (``T.where(j + ax0 < 16)``) unless the range can be clipped to a
+    constant one."""
     block = realize.block
+    ana = Analyzer()
+    for lp in outer:  # the target loop and those around it
+        b = ana.const_bound(lp.min)
+        e = ana.const_bound(lp.extent)
+        hi = None if b.hi is None or e.hi is None else b.hi + e.hi - 1
+        ana.var_bounds[lp.loop_var] = ConstBound(b.lo, hi)
     by_var = {id(var): (d, off) for d, (var, off) in enumerate(axes) if var is not None}
-    values, loops = [], []
+    values, loops, conds = [], [], []
     for iv in block.iter_vars:
         dtype = iv.var.dtype
         found = by_var.get(id(iv.var))
+        bound = None
         if found is None:
             low, extent = iv.dom.min, iv.dom.extent
         else:
@@ -219,17 +235,63 @@ def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops):
                 )
             d, offset = found
             low = simplify(region[d][0] - offset)
-            extent = simplify(region[d][1] - region[d][0] + 1)
+            high = simplify(region[d][1] - offset)
+            low, high, bound = _clip(ana, iv, low, high, buffer.shape[d], offset)
+            extent = simplify(high - low + 1)
         if const_value(extent) == 1 and not preserve_unit_loops:
-            values.append(simplify(low) if low.dtype == dtype else low)
-            continue
-        ax = E.Var(f"ax{len(loops)}", dtype)
-        loops.append((ax, extent))
-        values.append(simplify(low + ax) if const_value(low) != 0 else ax)
-    body = S.BlockRealize(tuple(values), E.IntImm("bool", 1), block)
+            value = simplify(low) if low.dtype == dtype else low
+        else:
+            ax = E.Var(f"ax{len(loops)}", dtype)
+            loops.append((ax, extent))
+            value = E.Add(low, ax) if const_value(low) != 0 else ax  # TVM: min + ax
+            b = ana.const_bound(extent)
+            ana.var_bounds[ax] = ConstBound(0, None if b.hi is None else b.hi - 1)
+        values.append(value)
+        if bound is not None:
+            rest, c = _split_const(value)  # TVM's spelling: ``16 <= i``, not ``0 <= i - 16``
+            if not ana.can_prove(E.LE(bound[0], value)):
+                conds.append(E.LE(simplify(bound[0] - c), rest))
+            if not ana.can_prove(E.LT(value, bound[1] + 1)):
+                conds.append(E.LT(rest, simplify(bound[1] + 1 - c)))
+    predicate = conds[0] if conds else E.IntImm("bool", 1)
+    for cond in conds[1:]:
+        predicate = E.And(predicate, cond)
+    body = S.BlockRealize(tuple(values), predicate, block)
     for ax, extent in reversed(loops):
         body = S.For(ax, E.IntImm(ax.dtype, 0), extent, S.ForKind.SERIAL, body)
     return body
+
+
+def _split_const(value):
+    """``value`` as ``rest + c`` with ``c`` a Python int (0 when there is none)."""
+    value = simplify(value)
+    if isinstance(value, (E.Add, E.Sub)):
+        c = const_value(value.b)
+        if c is not None:
+            return value.a, c if isinstance(value, E.Add) else -c
+    return value, 0
+
+
+def _clip(ana, iv, low, high, dim, offset):
+    """The swept range ``[low, high]`` of iterator ``iv`` against its valid range (its
+    domain and the buffer dimension ``dim`` shifted by ``offset``), as TVM's
+    BlockVarDomainInfo: kept when inside, replaced by the valid range when that lies
+    inside it or the intersection is constant, otherwise kept with the valid range
+    returned as a bound to predicate on."""
+    blo = iv.dom.min
+    bhi = simplify(iv.dom.min + iv.dom.extent - 1)
+    for lo_c, hi_c in ((blo, bhi), (simplify(E.IntImm(blo.dtype, 0) - offset), simplify(dim - 1 - offset))):
+        if ana.can_prove(lo_c >= blo) and ana.can_prove(hi_c <= bhi):
+            blo, bhi = lo_c, hi_c
+    if ana.can_prove(low >= blo) and ana.can_prove(high <= bhi):
+        return low, high, None
+    if ana.can_prove(blo >= low) and ana.can_prove(bhi <= high):
+        return blo, bhi, None
+    lo_i = ana.simplify(E.Max(low, blo))
+    hi_i = ana.simplify(E.Min(high, bhi))
+    if const_value(lo_i) is not None and const_value(hi_i) is not None:
+        return lo_i, hi_i, None
+    return low, high, (blo, bhi)
 
 
 # ---------------------------------------------------------------- inlining
@@ -330,7 +392,8 @@ def compute_inline(func, name):
         )
     indices = _plain_indices("compute_inline", subject, realize, store.indices, buffer)
     others = siblings(tree, realize)
-    readers = [r for r in others if buffer in buffers_of(r)[0]]
+    # A reader may use the buffer only in its T.where: look at the whole realize.
+    readers = [r for r in others if buffer in buffers_of(r)[0] or uses_var(r, buffer.data)]
     if any(buffer in buffers_of(r)[1] for r in others):
         raise schedule_error("compute_inline", subject, f"another block writes {buffer.name}")
     if buffer in buffers_of(realize)[0]:
@@ -358,8 +421,20 @@ def compute_inline(func, name):
 
     mapping = {id(tree.removable_root(realize)): REMOVE}
     for reader in readers:
-        block = _ReplaceLoads(buffer, inline).visit(reader.block)
-        mapping[id(reader.block)] = _with_regions(block)
+        new = _ReplaceLoads(buffer, inline).visit(reader)
+        block = new.block
+        # What is left is an opaque use (access_ptr, a match_buffer source, the
+        # data pointer): it would dangle once the buffer is gone.
+        parts = (new.predicate, block.body, block.init, *block.match_buffers)
+        if any(p is not None and uses_var(p, buffer.data) for p in parts):
+            raise schedule_error(
+                "compute_inline",
+                subject,
+                f"block {reader.block.name_hint!r} accesses {buffer.name} opaquely "
+                "(access_ptr, match_buffer or its data pointer), not only by loads",
+                reader,
+            )
+        mapping[id(reader)] = attrs.evolve(new, block=_with_regions(block))
     return drop_alloc(rewrite(func, mapping), buffer)
 
 
