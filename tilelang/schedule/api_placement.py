@@ -1,10 +1,10 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` that move or inline a block:
 compute_at, reverse_compute_at, compute_inline, reverse_compute_inline. The
-rewrites are in :mod:`.block_placement`."""
+rewrites are in :mod:`.block_placement` and :mod:`.inline`."""
 
 from __future__ import annotations
 
-from tilelang.schedule import block_placement
+from tilelang.schedule import block_placement, inline
 from tilelang.schedule.errors import schedule_error
 
 
@@ -320,5 +320,5 @@ class PlacementPrimitives:
 
     def _inline(self, primitive, block):
         block, func_name, name = self._block_target(block, primitive)
-        func = getattr(block_placement, primitive)(self._mod[func_name], name)
+        func = getattr(inline, primitive)(self._mod[func_name], name)
         self._apply(primitive, [("block", block)], func_name, func)

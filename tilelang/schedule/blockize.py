@@ -11,7 +11,7 @@ from tilelang.ir import stmt as S
 from tilelang.ir.analysis import uses_any_var
 from tilelang.ir.buffer import Range
 from tilelang.ir.functor import substitute
-from tilelang.schedule.block_placement import _with_regions
+from tilelang.schedule.inline import _with_regions
 from tilelang.schedule.common import copy_loops, find_loop, fresh_name, loop_subject
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree, rewrite

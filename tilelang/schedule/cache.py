@@ -9,7 +9,7 @@ from tilelang.ir import stmt as S
 from tilelang.ir.analysis import get_block_read_write_region
 from tilelang.ir.buffer import Range, decl_buffer
 from tilelang.ir.functor import StmtExprMutator
-from tilelang.schedule.block_placement import _allocated_in, _with_regions
+from tilelang.schedule.inline import _allocated_in, _with_regions
 from tilelang.schedule.common import block_subject, find_block, fresh_name
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import buffers_of, siblings

@@ -34,7 +34,7 @@ from tilelang.ir.analysis import uses_any_var
 from tilelang.ir.buffer import Range, decl_buffer
 from tilelang.ir.functor import post_order_visit, substitute
 from tilelang.ir.structural import structural_equal
-from tilelang.schedule.block_placement import _with_regions
+from tilelang.schedule.inline import _with_regions
 from tilelang.schedule.cache import rewrite_stmt
 from tilelang.schedule.common import block_subject, find_loop, fresh_name, loop_subject
 from tilelang.schedule.errors import schedule_error

@@ -1,0 +1,241 @@
+"""Inlining blocks: compute_inline and reverse_compute_inline, and the helpers the
+other rewrites share (a block's recomputed regions, dropping an allocation)."""
+
+from __future__ import annotations
+
+import attrs
+
+from tilelang.ir import expr as E
+from tilelang.ir import stmt as S
+from tilelang.ir.analysis import uses_var
+from tilelang.ir.functor import StmtExprMutator, substitute
+from tilelang.schedule.common import block_subject, find_block
+from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.regions import buffers_of, siblings
+from tilelang.schedule.state import REMOVE, Tree, rewrite
+
+
+def _single_store(primitive, subject, realize) -> S.BufferStore:
+    block = realize.block
+    if block.init is not None or any(iv.iter_type != S.IterVar.DataPar for iv in block.iter_vars):
+        raise schedule_error(primitive, subject, "a reduction block cannot be inlined", realize)
+    if not isinstance(block.body, S.BufferStore):
+        raise schedule_error(primitive, subject, "the body must be a single buffer store", realize)
+    if not isinstance(realize.predicate, E.IntImm) or not realize.predicate.value:
+        raise schedule_error(
+            primitive, subject, "blocks with a T.where predicate cannot be inlined"
+        )
+    if block.alloc_buffers or block.match_buffers:
+        raise schedule_error(primitive, subject, "the block allocates or matches buffers", realize)
+    return block.body
+
+
+def _allocated_in(tree, buffer):
+    for realizes in tree.realizes.values():
+        for r in realizes:
+            if any(b is buffer for b in r.block.alloc_buffers):
+                return r
+    return None
+
+
+def _plain_indices(primitive, subject, realize, indices, buffer):
+    """The iterators of a store/load index list that is exactly distinct iterators."""
+    block_vars = [iv.var for iv in realize.block.iter_vars]
+    if not all(isinstance(i, E.Var) and any(i is v for v in block_vars) for i in indices):
+        raise schedule_error(
+            primitive,
+            subject,
+            f"the indices of {buffer.name} must be plain block iterators",
+            realize,
+        )
+    if len({id(i) for i in indices}) != len(indices) or len(indices) != len(block_vars):
+        raise schedule_error(
+            primitive,
+            subject,
+            f"the indices of {buffer.name} must use every block iterator exactly once",
+            realize,
+        )
+    return list(indices)
+
+
+class _ReplaceLoads(StmtExprMutator):
+    def __init__(self, buffer, make):
+        self.buffer, self.make, self.count = buffer, make, 0
+
+    def visit_buffer_load(self, op):
+        op = self.generic_visit(op)
+        if op.buffer is self.buffer:
+            self.count += 1
+            return self.make(op)
+        return op
+
+
+def drop_alloc(func, buffer):
+    """``func`` without the allocation of ``buffer`` (no longer used)."""
+    owner = _allocated_in(Tree(func), buffer)
+    kept = tuple(b for b in owner.block.alloc_buffers if b is not buffer)
+    return rewrite(func, {id(owner.block): attrs.evolve(owner.block, alloc_buffers=kept)})
+
+
+def _with_regions(block):
+    from tilelang.ir.analysis import get_block_read_write_region
+
+    reads, writes = get_block_read_write_region(block)
+    return attrs.evolve(block, reads=tuple(reads), writes=tuple(writes))
+
+
+def compute_inline(func, name):
+    """Inlines the producer block ``name`` into every block that reads its buffer,
+    and removes the block and the buffer.
+
+    Before / after ``compute_inline(B)``::
+
+        for i in range(8):                       for i in range(8):
+            with T.block("B"):                       with T.block("C"):
+                vi = T.axis.spatial(8, i)                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi] * T.float32(2)             C[vi] = A[vi] * T.float32(2) + T.float32(1)
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = B[vi] + T.float32(1)
+    """
+    tree = Tree(func)
+    realize = find_block(tree, name, "compute_inline")
+    subject = block_subject(realize)
+    store = _single_store("compute_inline", subject, realize)
+    buffer = store.buffer
+    if _allocated_in(tree, buffer) is None:
+        raise schedule_error(
+            "compute_inline", subject, f"{buffer.name} is not an intermediate buffer", realize
+        )
+    indices = _plain_indices("compute_inline", subject, realize, store.indices, buffer)
+    others = siblings(tree, realize)
+    # A reader may use the buffer only in its T.where: look at the whole realize.
+    readers = [r for r in others if buffer in buffers_of(r)[0] or uses_var(r, buffer.data)]
+    if any(buffer in buffers_of(r)[1] for r in others):
+        raise schedule_error("compute_inline", subject, f"another block writes {buffer.name}")
+    if buffer in buffers_of(realize)[0]:
+        raise schedule_error("compute_inline", subject, f"the block reads {buffer.name} itself")
+    position = tree.order.index(realize)
+    for reader in readers:
+        if tree.order.index(reader) < position:
+            raise schedule_error(
+                "compute_inline",
+                subject,
+                f"block {reader.block.name_hint!r} reads it before it is written",
+            )
+        between = [r for r in others if position < tree.order.index(r) < tree.order.index(reader)]
+        for r in between:
+            if buffers_of(r)[1] & buffers_of(realize)[0]:
+                raise schedule_error(
+                    "compute_inline",
+                    subject,
+                    f"block {r.block.name_hint!r} changes its inputs before "
+                    f"{reader.block.name_hint!r} reads them",
+                )
+
+    def inline(load):
+        return substitute(store.value, dict(zip(indices, load.indices)))
+
+    mapping = {id(tree.removable_root(realize)): REMOVE}
+    for reader in readers:
+        new = _ReplaceLoads(buffer, inline).visit(reader)
+        block = new.block
+        # What is left is an opaque use (access_ptr, a match_buffer source, the
+        # data pointer): it would dangle once the buffer is gone.
+        parts = (new.predicate, block.body, block.init, *block.match_buffers)
+        if any(p is not None and uses_var(p, buffer.data) for p in parts):
+            raise schedule_error(
+                "compute_inline",
+                subject,
+                f"block {reader.block.name_hint!r} accesses {buffer.name} opaquely "
+                "(access_ptr, match_buffer or its data pointer), not only by loads",
+                reader,
+            )
+        mapping[id(reader)] = attrs.evolve(new, block=_with_regions(block))
+    return drop_alloc(rewrite(func, mapping), buffer)
+
+
+def reverse_compute_inline(func, name):
+    """Inlines the consumer block ``name`` into the single block producing what it
+    reads, and removes the consumer and the intermediate buffer.
+
+    Before / after ``reverse_compute_inline(C)``::
+
+        with T.block("B"):                       with T.block("B"):
+            B[vi] = A[vi] * T.float32(2)             C[vi] = A[vi] * T.float32(2) + T.float32(1)
+        with T.block("C"):
+            C[vi] = B[vi] + T.float32(1)
+    """
+    tree = Tree(func)
+    realize = find_block(tree, name, "reverse_compute_inline")
+    subject = block_subject(realize)
+    store = _single_store("reverse_compute_inline", subject, realize)
+    others = siblings(tree, realize)
+    reads, writes = buffers_of(realize)
+    produced = [
+        b
+        for b in reads
+        if _allocated_in(tree, b) is not None and any(b in buffers_of(r)[1] for r in others)
+    ]
+    if len(produced) != 1:
+        raise schedule_error(
+            "reverse_compute_inline",
+            subject,
+            f"needs exactly one intermediate input, found {len(produced)}",
+            realize,
+        )
+    (buffer,) = produced
+    producers = [r for r in others if buffer in buffers_of(r)[1]]
+    if len(producers) != 1:
+        raise schedule_error(
+            "reverse_compute_inline",
+            subject,
+            f"{buffer.name} has {len(producers)} producers, not one",
+        )
+    producer = producers[0]
+    p_subject = block_subject(producer)
+    p_store = _single_store("reverse_compute_inline", p_subject, producer)
+    if p_store.buffer is not buffer:
+        raise schedule_error("reverse_compute_inline", p_subject, f"does not store {buffer.name}")
+    if any(buffer in buffers_of(r)[0] for r in others if r is not producer):
+        raise schedule_error("reverse_compute_inline", subject, f"{buffer.name} has other readers")
+    loads = []
+    _ReplaceLoads(buffer, lambda op: loads.append(op) or op).visit(store.value)
+    if len(loads) != 1 or any(_reads_buffer(i, buffer) for i in store.indices):
+        raise schedule_error(
+            "reverse_compute_inline",
+            subject,
+            f"must read {buffer.name} exactly once, in its value",
+            realize,
+        )
+    indices = _plain_indices("reverse_compute_inline", subject, realize, loads[0].indices, buffer)
+    start, end = tree.order.index(producer), tree.order.index(realize)
+    if start > end:
+        raise schedule_error("reverse_compute_inline", subject, "it runs before its producer")
+    for r in others:
+        if start < tree.order.index(r) < end and (
+            buffers_of(r)[1] & (reads | writes) or buffers_of(r)[0] & writes
+        ):
+            raise schedule_error(
+                "reverse_compute_inline",
+                subject,
+                f"block {r.block.name_hint!r} runs between it and its producer and "
+                "touches its buffers",
+            )
+    vmap = dict(zip(indices, p_store.indices))
+    value = _ReplaceLoads(buffer, lambda op: p_store.value).visit(substitute(store.value, vmap))
+    new_store = S.BufferStore(
+        store.buffer, value, tuple(substitute(i, vmap) for i in store.indices)
+    )
+    mapping = {
+        id(tree.removable_root(realize)): REMOVE,
+        id(producer.block): _with_regions(attrs.evolve(producer.block, body=new_store)),
+    }
+    return drop_alloc(rewrite(func, mapping), buffer)
+
+
+def _reads_buffer(expr, buffer) -> bool:
+    found = []
+    _ReplaceLoads(buffer, lambda op: found.append(op) or op).visit(expr)
+    return bool(found)
