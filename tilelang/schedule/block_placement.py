@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import attrs
-
 from tilelang.arith import Analyzer, ConstBound, const_value, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
