@@ -183,3 +183,35 @@ def test_compute_inline_refuses_opaque_consumers(text):
     with pytest.raises(ScheduleError, match="compute_inline.*opaquely"):
         sch.compute_inline(sch.get_block("B"))
     assert sch.mod is before
+
+
+OVERCOMPUTED = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((15, 15), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(15, 15):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+"""
+
+
+def test_reverse_compute_inline_of_an_overcomputing_producer_is_predicated():
+    # The producer sweeps 16x16 but C is only 15x15: storing C[15, j] would be
+    # out of bounds without the predicate.
+    mod = tilelang.parse(OVERCOMPUTED)
+    sch = tir.Schedule(mod)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    assert "T.where(i < 15 and j < 15)" in sch.mod.script()
+    assert_same_numbers(mod, sch.mod)
+
+
+def test_reverse_compute_inline_with_equal_symbolic_domains_needs_no_predicate():
+    text = OVERCOMPUTED.replace("(15, 15)", "(16, 16)").replace("T.grid(15, 15)", "T.grid(16, 16)")
+    sch = tir.Schedule(tilelang.parse(text))
+    sch.reverse_compute_inline(sch.get_block("C"))
+    assert "T.where" not in sch.mod.script()

@@ -114,6 +114,8 @@ def and_predicate(old: E.PrimExpr, extra: E.PrimExpr) -> E.PrimExpr:
     """``old and extra`` without a redundant ``True and``."""
     if isinstance(old, E.IntImm) and old.value:
         return extra
+    if isinstance(extra, E.IntImm) and extra.value:
+        return old
     return E.And(old, extra)
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import attrs
 
+from tilelang.arith import Analyzer, ConstBound, const_value, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.analysis import uses_var
 from tilelang.ir.functor import StmtExprMutator, substitute
-from tilelang.schedule.common import block_subject, find_block
+from tilelang.schedule.common import and_predicate, block_subject, find_block
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import buffers_of, siblings
 from tilelang.schedule.state import REMOVE, Tree, rewrite
@@ -228,11 +229,57 @@ def reverse_compute_inline(func, name):
     new_store = S.BufferStore(
         store.buffer, value, tuple(substitute(i, vmap) for i in store.indices)
     )
-    mapping = {
-        id(tree.removable_root(realize)): REMOVE,
-        id(producer.block): _with_regions(attrs.evolve(producer.block, body=new_store)),
-    }
+    predicate = _overcompute_predicate(tree, producer, realize, indices, vmap)
+    new_realize = attrs.evolve(
+        producer,
+        predicate=and_predicate(producer.predicate, predicate),
+        block=_with_regions(attrs.evolve(producer.block, body=new_store)),
+    )
+    mapping = {id(tree.removable_root(realize)): REMOVE, id(producer): new_realize}
     return drop_alloc(rewrite(func, mapping), buffer)
+
+
+def _overcompute_predicate(tree, producer, consumer, indices, vmap):
+    """The producer may compute more of the buffer than the consumer reads; after
+    inlining it must store only where a consumer iteration exists (TVM's
+    ``T.where(i < 127 and j < 127)``), else it writes past the consumer's domain."""
+    ana = Analyzer()
+    for lp in tree.loops_above(producer):
+        b, e = ana.const_bound(lp.min), ana.const_bound(lp.extent)
+        hi = None if b.hi is None or e.hi is None else b.hi + e.hi - 1
+        ana.var_bounds[lp.loop_var] = ConstBound(b.lo, hi)
+    bindings = {iv.var: v for iv, v in zip(producer.block.iter_vars, producer.iter_values)}
+    doms = {id(iv.var): iv.dom for iv in consumer.block.iter_vars}
+    conds = []
+    p_doms = {id(iv.var): iv.dom for iv in producer.block.iter_vars}
+    for var in indices:
+        dom = doms[id(var)]
+        p_dom = p_doms.get(id(vmap[var]))
+        if p_dom is not None and _within(p_dom, dom):
+            continue  # the producer's own iterator already stays inside
+        value = substitute(vmap[var], bindings)
+        lower = E.LE(dom.min, value)
+        upper = E.LT(value, simplify(dom.min + dom.extent))
+        for cond in (lower, upper):
+            if not ana.can_prove(cond):
+                conds.append(ana.simplify(cond))
+    return _conjunction(conds)
+
+
+def _within(inner, outer) -> bool:
+    """Range ``inner`` provably inside range ``outer`` (symbolic extents included)."""
+    lo = const_value(simplify(inner.min - outer.min))
+    hi = const_value(simplify(outer.min + outer.extent - inner.min - inner.extent))
+    return lo is not None and hi is not None and lo >= 0 and hi >= 0
+
+
+def _conjunction(conds):
+    if not conds:
+        return E.IntImm("bool", 1)
+    result = conds[0]
+    for cond in conds[1:]:
+        result = E.And(result, cond)
+    return result
 
 
 def _reads_buffer(expr, buffer) -> bool:
