@@ -1,0 +1,156 @@
+"""cache_read / cache_write keep the program's results (issue 20, part 3): a block
+that accumulates into its output gets a copy-in, the write-back covers only what the
+block writes, producers that are plain loops are found, and the nested blocks of a
+blockized block read the cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilelang
+from tilelang import ScheduleError, tir
+
+
+def run(mod, seed=0):
+    func = mod["main"]
+    rng = np.random.default_rng(seed)
+    arrays = [rng.random(tuple(int(s) for s in b.shape), "float32") for b in func.buffers]
+    tilelang.build(mod, target="python")["main"](*arrays)
+    return arrays
+
+
+def assert_same_numbers(mod, scheduled):
+    for want, got in zip(run(mod), run(scheduled)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+ACCUMULATE = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = C[vi] + A[vi]
+"""
+
+PARTIAL = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i + 4)
+            C[vi] = A[vi] * T.float32(2)
+"""
+
+STRIDED = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            T.where(i % 2 == 0)
+            C[vi] = A[vi] * T.float32(2)
+"""
+
+
+def test_cache_write_of_an_accumulating_block_copies_in_first():
+    mod = tilelang.parse(ACCUMULATE)
+    sch = tir.Schedule(mod)
+    sch.cache_write(sch.get_block("C"), 0, "local")
+    assert "C_local_in" in sch.mod.script()
+    assert_same_numbers(mod, sch.mod)
+
+
+def test_cache_write_back_covers_only_the_written_region():
+    mod = tilelang.parse(PARTIAL)
+    sch = tir.Schedule(mod)
+    sch.cache_write(sch.get_block("C"), 0, "local")
+    text = sch.mod.script()
+    assert "for ax0 in range(8):" in text and "C_local_in" not in text
+    assert_same_numbers(mod, sch.mod)
+
+
+def test_cache_write_of_a_sparsely_predicated_block_copies_in():
+    mod = tilelang.parse(STRIDED)
+    sch = tir.Schedule(mod)
+    sch.cache_write(sch.get_block("C"), 0, "local")
+    assert "C_local_in" in sch.mod.script()
+    assert_same_numbers(mod, sch.mod)
+
+
+def test_cache_write_of_a_split_block_needs_no_copy_in():
+    text = ACCUMULATE.replace("C[vi] = C[vi] + A[vi]", "C[vi] = A[vi]")
+    mod = tilelang.parse(text)
+    sch = tir.Schedule(mod)
+    (i,) = sch.get_loops("C")
+    sch.split(i, factors=[None, 5])  # T.where(i_0 * 5 + i_1 < 16): bounds only
+    sch.cache_write(sch.get_block("C"), 0, "local")
+    assert "C_local_in" not in sch.mod.script()
+    assert_same_numbers(mod, sch.mod)
+
+
+PLAIN_PRODUCER = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i in range(16):
+        B[i] = A[i] + T.float32(1)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B[vi] * T.float32(2)
+"""
+
+
+def test_cache_read_copies_after_a_producer_that_is_a_plain_loop():
+    mod = tilelang.parse(PLAIN_PRODUCER)
+    sch = tir.Schedule(mod)
+    sch.cache_read(sch.get_block("C"), 0, "shared")
+    assert_same_numbers(mod, sch.mod)
+
+
+def test_cache_write_refuses_a_nest_with_plain_accesses():
+    text = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = A[vi]
+        A[i] = C[i]
+"""
+    sch = tir.Schedule(tilelang.parse(text))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="cache_write.*plain loop"):
+        sch.cache_write(sch.get_block("C"), 0, "local")
+    assert sch.mod is before
+
+
+BLOCKIZED = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i_0, i_1, j in T.grid(4, 4, 16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i_0 * 4 + i_1)
+            vj = T.axis.spatial(16, j)
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+"""
+
+
+def test_cache_read_under_a_blockized_block_updates_nested_reads():
+    mod = tilelang.parse(BLOCKIZED)
+    sch = tir.Schedule(mod)
+    i_0, i_1, _ = sch.get_loops("C")
+    outer = sch.blockize(i_1)
+    cached = sch.cache_read(outer, 0, "shared")
+    text = sch.mod.script()
+    assert "T.reads(B[" not in text.split('T.block("C")')[1]
+    # The cache is the consumer's only input, so compute_at finds it.
+    sch.compute_at(cached, sch.get_loops(outer)[0])
+    assert_same_numbers(mod, sch.mod)
