@@ -154,3 +154,56 @@ def test_cache_read_under_a_blockized_block_updates_nested_reads():
     # The cache is the consumer's only input, so compute_at finds it.
     sch.compute_at(cached, sch.get_loops(outer)[0])
     assert_same_numbers(mod, sch.mod)
+
+
+SHARED_NEST = """
+@T.prim_func
+def main(A: T.Buffer((8, 16), "float32"), D: T.Buffer((8,), "float32")):
+    C = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        for k in range(16):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            D[vi] = C[vi] * T.float32(2)
+"""
+
+
+def test_rfactor_writes_back_before_a_consumer_in_the_same_loop():
+    mod = tilelang.parse(SHARED_NEST)
+    sch = tir.Schedule(mod)
+    _, k = sch.get_loops("C")
+    _, k_1 = sch.split(k, factors=[None, 4])
+    sch.rfactor(k_1, 0)
+    text = sch.mod.script()
+    assert text.index('T.block("C")') < text.index('T.block("D")')
+    assert_same_numbers(mod, sch.mod)
+
+
+def test_rfactor_refuses_a_shared_loop_that_carries_the_reduction():
+    text = """
+@T.prim_func
+def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((16,), "float32"), C: T.Buffer((8,), "float32")):
+    for k_0 in range(4):
+        for i, k_1 in T.grid(8, 4):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                vk = T.axis.reduce(16, k_0 * 4 + k_1)
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+        for j in range(4):
+            with T.block("B"):
+                vj = T.axis.spatial(16, k_0 * 4 + j)
+                B[vj] = T.float32(1)
+"""
+    sch = tir.Schedule(tilelang.parse(text))
+    before = sch.mod
+    _, _, k_1 = sch.get_loops("C")
+    with pytest.raises(ScheduleError, match="rfactor.*k_0 carries the reduction"):
+        sch.rfactor(k_1, 0)
+    assert sch.mod is before

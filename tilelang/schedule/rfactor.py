@@ -81,8 +81,12 @@ def rfactor(func, loop_var, factor_axis: int):
     rf_realize, rf_var = _rf_block(
         rf_name, realize, loops, loop, store, combiner, value, rf_buffer, axis
     )
-    wb_nest = _write_back(realize, loops, loop, store, combiner, rf_buffer, rf_var, axis)
-    top = loops[0]
+    # The write-back goes right after the outermost loop holding only this block:
+    # a consumer sharing an outer loop then reads the combined result.
+    own = next(k for k, lp in enumerate(loops) if _only(tree.blocks_under(lp), realize))
+    _check_shared_loops(subject, realize, loops[:own])
+    wb_nest = _write_back(realize, loops[own:], loop, store, combiner, rf_buffer, rf_var, axis)
+    top = loops[own]
     rf_nest = rewrite_stmt(top, {id(realize): rf_realize})
     func = rewrite(func, {id(top): S.seq_stmt(rf_nest, wb_nest)})
     return _allocate(func, tree.scope_realize(realize), rf_buffer), rf_name
@@ -238,6 +242,28 @@ def _check_loops(subject, realize, loops, loop):
         raise schedule_error(
             "rfactor", subject, f"loop {name} must start at 0 with unit step", loop
         )
+
+
+def _only(realizes, realize) -> bool:
+    return len(realizes) == 1 and realizes[0] is realize
+
+
+def _check_shared_loops(subject, realize, shared):
+    """Loops the block shares with other blocks are kept around both new blocks, so
+    they must not carry the reduction."""
+    reduce = [
+        v
+        for iv, v in zip(realize.block.iter_vars, realize.iter_values)
+        if iv.iter_type != S.IterVar.DataPar
+    ]
+    for lp in shared:
+        if any(uses_any_var(v, [lp.loop_var]) for v in reduce):
+            raise schedule_error(
+                "rfactor",
+                subject,
+                f"loop {lp.loop_var.name} carries the reduction and also holds other blocks",
+                lp,
+            )
 
 
 def _rf_block(rf_name, realize, loops, loop, store, combiner, value, rf_buffer, axis):
