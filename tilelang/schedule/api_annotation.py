@@ -292,7 +292,7 @@ class AnnotationPrimitives:
                         B[vi] = A[vi] * T.float32(2)
         """
         func_name, target = self._block_or_loop(block_or_loop, "annotate")
-        value = self._value(ann_val)
+        value = self._value(ann_val, "annotate")
         func = navigation.annotate(self._mod[func_name], target, ann_key, value)
         args = [("block_or_loop", block_or_loop), ("ann_key", ann_key), ("ann_val", ann_val)]
         self._apply("annotate", args, func_name, func)

@@ -78,7 +78,7 @@ class LoopPrimitives:
         func, new_vars = loop_transformation.split(
             self._mod[func_name],
             var,
-            self._value(list(factors)),
+            self._value(list(factors), "split"),
             preserve_unit_iters,
             disable_predication,
         )

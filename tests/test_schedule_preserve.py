@@ -1,7 +1,8 @@
-"""cache_read / cache_write keep the program's results (issue 20, part 3): a block
-that accumulates into its output gets a copy-in, the write-back covers only what the
-block writes, producers that are plain loops are found, and the nested blocks of a
-blockized block read the cache."""
+"""Schedules that succeed keep the program's results (issue 20, part 3): cache_write
+of a block that reads its output copies in first and writes back only what the block
+writes; cache_read finds producers that are plain loops and updates the nested blocks
+of a blockized reader; rfactor writes back before a consumer sharing its loop; a
+handle of another schedule or a bad sampling decision is a ScheduleError."""
 
 from __future__ import annotations
 
@@ -207,3 +208,36 @@ def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((16,), "float32"), C: T.Bu
     with pytest.raises(ScheduleError, match="rfactor.*k_0 carries the reduction"):
         sch.rfactor(k_1, 0)
     assert sch.mod is before
+
+
+def test_a_handle_of_another_schedule_is_a_schedule_error():
+    mod = tilelang.parse(ACCUMULATE)
+    mine, other = tir.Schedule(mod), tir.Schedule(mod)
+    (i,) = other.get_loops("C")
+    factors = other.sample_perfect_tile(i, 2)
+    (j,) = mine.get_loops("C")
+    before = mine.mod
+    with pytest.raises(ScheduleError, match="split.*of this schedule"):
+        mine.split(j, factors)
+    with pytest.raises(ScheduleError, match="of this schedule"):
+        mine.split(i, [4, 4])
+    with pytest.raises(ScheduleError, match="of this schedule"):
+        mine.compute_inline(other.get_block("C"))
+    assert mine.mod is before
+
+
+@pytest.mark.parametrize(
+    "decision", [["x", "y"], 3, [4.5, 3.5], [True, 16]], ids=["str", "scalar", "float", "bool"]
+)
+def test_a_bad_perfect_tile_decision_is_a_schedule_error(decision):
+    sch = tir.Schedule(tilelang.parse(ACCUMULATE))
+    (i,) = sch.get_loops("C")
+    with pytest.raises(ScheduleError, match="sample_perfect_tile"):
+        sch.sample_perfect_tile(i, 2, decision=decision)
+
+
+@pytest.mark.parametrize("decision", [True, "a", 2, -1, 0.0])
+def test_a_bad_categorical_decision_is_a_schedule_error(decision):
+    sch = tir.Schedule(tilelang.parse(ACCUMULATE))
+    with pytest.raises(ScheduleError, match="sample_categorical"):
+        sch.sample_categorical([1, 2], [0.5, 0.5], decision=decision)
