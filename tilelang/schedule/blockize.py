@@ -8,7 +8,7 @@ import attrs
 from tilelang.arith import LinearForm, const_value, eval_interval, linear_form, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.analysis import uses_any_var
+from tilelang.ir.var_usage import uses_any_var
 from tilelang.ir.buffer import Range
 from tilelang.ir.functor import substitute
 from tilelang.schedule.inline import _with_regions

@@ -7,7 +7,7 @@ import attrs
 from tilelang.arith import const_value, eval_interval, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.analysis import get_block_access_region, get_block_read_write_region
+from tilelang.analysis import get_block_access_region, get_block_read_write_region
 from tilelang.ir.buffer import Range, decl_buffer
 from tilelang.ir.structural import structural_equal
 from tilelang.ir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import attrs
 
+from tilelang.analysis import get_block_read_write_region
 from tilelang.arith import Analyzer, ConstBound, const_value, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.analysis import uses_var
+from tilelang.ir.var_usage import uses_var
 from tilelang.ir.functor import StmtExprMutator, substitute
 from tilelang.schedule.common import and_predicate, block_subject, find_block
 from tilelang.schedule.errors import schedule_error
@@ -79,8 +80,6 @@ def drop_alloc(func, buffer):
 
 
 def _with_regions(block):
-    from tilelang.ir.analysis import get_block_read_write_region
-
     reads, writes = get_block_read_write_region(block)
     return attrs.evolve(block, reads=tuple(reads), writes=tuple(writes))
 

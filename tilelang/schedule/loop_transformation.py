@@ -15,7 +15,7 @@ import attrs
 from tilelang.arith import Analyzer, const_value
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.analysis import uses_any_var
+from tilelang.ir.var_usage import uses_any_var
 from tilelang.schedule.common import (
     and_predicate,
     find_loop,

@@ -1,7 +1,7 @@
 """Region reasoning for moving blocks: which blocks touch which buffers, the region
 a set of blocks covers under a loop, and whether moving a block past others is safe.
 
-Per-block regions come from :func:`tilelang.ir.analysis.get_block_access_region`;
+Per-block regions come from :func:`tilelang.analysis.get_block_access_region`;
 this module only substitutes bindings and relaxes loops.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from tilelang.arith import const_value, eval_interval, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.analysis import get_block_access_region
+from tilelang.analysis import get_block_access_region
 from tilelang.ir.buffer import Range
 from tilelang.ir.functor import substitute
 from tilelang.schedule.errors import schedule_error

@@ -30,7 +30,7 @@ import numpy as np
 from tilelang.arith import const_value
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.analysis import uses_any_var
+from tilelang.ir.var_usage import uses_any_var
 from tilelang.ir.buffer import Range, decl_buffer
 from tilelang.ir.functor import post_order_visit, substitute
 from tilelang.ir.structural import structural_equal

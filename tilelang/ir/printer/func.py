@@ -13,7 +13,7 @@ from tilelang.ir.printer.stmt import StmtPrinter, _is_true, _is_zero
 
 
 def _buffer_vars(buffer: Buffer) -> list[E.Var]:
-    from tilelang.ir.analysis import collect_vars
+    from tilelang.ir.var_usage import collect_vars
 
     found: list[E.Var] = []
     for part in (*buffer.shape, *buffer.strides, buffer.elem_offset):
@@ -79,7 +79,7 @@ def implicit_root(func: PrimFunc) -> S.Block | None:
 
 def _mentions(value, var: E.Var) -> bool:
     """``var`` occurs in an attribute value (nested lists, dicts, expressions)."""
-    from tilelang.ir.analysis import collect_vars
+    from tilelang.ir.var_usage import collect_vars
 
     if isinstance(value, E.PrimExpr):
         return any(v is var for v in collect_vars(value))
