@@ -33,6 +33,19 @@ def _check_plain_loop(primitive: str, loop: S.For) -> None:
         raise schedule_error(primitive, loop_subject(loop), "the loop must start at 0", loop)
     if loop.step is not None:
         raise schedule_error(primitive, loop_subject(loop), "strided loops are not supported", loop)
+    # As TVM: the kind or annotations of a loop would be lost (or wrongly copied)
+    # when it is split or fused.
+    if loop.kind is not S.ForKind.SERIAL:
+        raise schedule_error(
+            primitive, loop_subject(loop), f"the loop is {loop.kind.value}, not serial", loop
+        )
+    if loop.annotations:
+        raise schedule_error(
+            primitive,
+            loop_subject(loop),
+            f"the loop has annotations {sorted(loop.annotations)}",
+            loop,
+        )
 
 
 def split(func, var, factors, preserve_unit_iters=True, disable_predication=False):
