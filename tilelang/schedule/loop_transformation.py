@@ -11,8 +11,11 @@ from __future__ import annotations
 from contextlib import ExitStack
 
 import attrs
+import numpy as np
 
-from tilelang.arith import Analyzer, const_value
+from tilelang.arith import Analyzer, const_value, simplify
+from tilelang.arith.iter_map import iter_map_simplify, product, split_expr
+from tilelang.ir.buffer import Range
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.var_usage import uses_any_var
@@ -68,6 +71,9 @@ def split(func, var, factors, preserve_unit_iters=True, disable_predication=Fals
     subject = loop_subject(loop)
     if len(factors) < 2:
         raise schedule_error("split", subject, "needs at least two factors", loop)
+    # T.int64(10) and NumPy integers are factors too; the new loops take the
+    # loop's type (TVM's int64 splits).
+    factors = [_int_factor(f) for f in factors]
     holes = [i for i, f in enumerate(factors) if f is None]
     if len(holes) > 1:
         raise schedule_error("split", subject, "at most one factor may be None", loop)
@@ -114,6 +120,14 @@ def split(func, var, factors, preserve_unit_iters=True, disable_predication=Fals
     for new_var, fe in reversed(list(zip(new_vars, factor_exprs))):
         body = S.For(new_var, E.IntImm(dtype, 0), fe, S.ForKind.SERIAL, body)
     return rewrite(func, {id(loop): body}), new_vars
+
+
+def _int_factor(f):
+    if isinstance(f, E.IntImm) and f.dtype.is_integer() and f.dtype.lanes == 1:
+        return f.value
+    if isinstance(f, np.integer):
+        return int(f)
+    return f
 
 
 def _always_less(value, bound, loops) -> bool:
@@ -175,25 +189,39 @@ def fuse(func, variables, preserve_unit_iters=True):
     if any(lp.loop_var.dtype != dtype for lp in loops):
         raise schedule_error("fuse", loop_subject(loops[0]), "the loop variables differ in type")
     fused = E.Var("_".join(lp.loop_var.name for lp in loops) + "_fused", dtype)
-    vmap, suffix = {}, None
-    for loop in reversed(loops):
-        value = fused if suffix is None else E.FloorDiv(fused, suffix)
-        if loop is not loops[0]:
-            value = E.FloorMod(value, loop.extent)
+    # Each loop is a slice of the fused iterator, in TVM's normal form
+    # (``f // 16384``, ``f % 16384 // 128``, ``f % 128``; ``f % (n * 128) // n``).
+    extents = [lp.extent for lp in loops]
+    total = product(extents, dtype)
+    vmap = {}
+    for k, loop in enumerate(loops):
+        value = split_expr(fused, product(extents[k + 1 :], dtype), loop.extent, total)
         if not preserve_unit_iters and const_value(loop.extent) == 1:
             value = E.IntImm(dtype, 0)
         vmap[loop.loop_var] = value
-        suffix = loop.extent if suffix is None else _mul(loop.extent, suffix)
-    body = substitute_bindings(loops[-1].body, vmap, simplify_changed=True)
-    new_loop = S.For(fused, E.IntImm(dtype, 0), suffix, S.ForKind.SERIAL, body)
+    slices = {id(v) for v in vmap.values()}
+
+    def normalise(realize):
+        values = tuple(
+            v if id(v) in slices or not uses_any_var(v, [fused]) else _fused_binding(v, fused, total)
+            for v in realize.iter_values
+        )
+        if all(a is b for a, b in zip(values, realize.iter_values)):
+            return realize
+        return attrs.evolve(realize, iter_values=values)
+
+    body = map_realizes(substitute_bindings(loops[-1].body, vmap, False), normalise)
+    new_loop = S.For(fused, E.IntImm(dtype, 0), total, S.ForKind.SERIAL, body)
     return rewrite(func, {id(loops[0]): new_loop}), fused
 
 
-def _mul(a, b):
-    ca, cb = const_value(a), const_value(b)
-    if ca is not None and cb is not None:
-        return E.IntImm(a.dtype, ca * cb)
-    return a * b
+def _fused_binding(value, fused, total):
+    """A binding over the fused loop in the iterator map's normal form when it is
+    one, else simplified."""
+    if const_value(total) is None:
+        return simplify(value)
+    (out,) = iter_map_simplify([value], {fused: Range(E.IntImm(total.dtype, 0), total)})
+    return out
 
 
 def reorder(func, variables):
