@@ -120,3 +120,17 @@ def test_bijective_maps_really_are_bijections():
     seen = {(_eval(idx[0], {i: a, j: b}), _eval(idx[1], {i: a, j: b}))
             for a, b in itertools.product(range(6), range(4))}  # fmt: skip
     assert len(seen) == 24
+
+
+def test_symbolic_extent_iterators_are_used_whole():
+    iters = {i: Range(c(0), n), j: rng(4)}
+    assert detect_iter_map([i, j], iters, bijective=True).indices is not None
+    assert detect_iter_map([i * c(4) + j], iters, bijective=True).indices is None
+    assert detect_iter_map([i // c(2)], iters).indices is None
+
+
+def test_surjective_accepts_a_sliding_window_but_bijective_does_not():
+    iters = {i: rng(4), j: rng(3)}
+    assert detect_iter_map([i + j], iters).indices is not None
+    assert detect_iter_map([i + j], iters, bijective=True).indices is None
+    assert detect_iter_map([i + j, j], iters).indices is None  # j used twice

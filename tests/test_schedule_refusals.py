@@ -36,3 +36,64 @@ def test_split_and_fuse_refuse_bound_or_annotated_loops(how):
         sch.parallel(j)
     refused(sch, lambda: sch.fuse(i, j), "fuse")
     refused(sch, lambda: sch.split(j, factors=[None, 4]), "split")
+
+
+NOT_AFFINE = """
+@T.prim_func
+def main(A: T.Buffer((16, 128), "float32"), B: T.Buffer((16, 128), "float32")):
+    for i, j in T.grid(16, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            vj = T.axis.spatial(128, j * 16)
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+"""
+
+PARTLY_AFFINE = """
+@T.prim_func
+def main(A: T.Buffer((14, 4), "float32"), B: T.Buffer((14, 4), "float32")):
+    for v0, v1, v2 in T.grid(3, 4, 4):
+        with T.block("B"):
+            i = T.axis.spatial(14, v0 * v0 + v1)
+            j = T.axis.spatial(4, v2)
+            B[i, j] = A[i, j] + T.float32(1)
+"""
+
+SCAN = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            vj = T.axis.scan(16, j)
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+"""
+
+
+def test_reorder_refuses_strided_bindings():
+    sch = tir.Schedule(tilelang.parse(NOT_AFFINE))
+    i, j = sch.get_loops("B")
+    refused(sch, lambda: sch.reorder(j, i), "reorder.*not affine")
+
+
+def test_reorder_refuses_a_predicate_over_other_iterators():
+    sch = tir.Schedule(tilelang.parse(GRID.replace(
+        'vi, vj = T.axis.remap("SS", [i, j])',
+        'vi, vj = T.axis.remap("SS", [i, j])\n            T.where(i * 16 + j < 100)',
+    )))  # fmt: skip
+    i, j = sch.get_loops("B")
+    refused(sch, lambda: sch.reorder(j, i), "reorder.*not affine")
+
+
+def test_reorder_checks_only_the_loops_it_moves():
+    mod = tilelang.parse(PARTLY_AFFINE)
+    sch = tir.Schedule(mod)
+    v0, v1, v2 = sch.get_loops("B")
+    refused(sch, lambda: sch.reorder(v0, v2, v1), "reorder.*not affine")
+    sch.reorder(v2, v1)  # v0 stays outside: v0 * v0 is a constant there
+    assert [sch.get(lp).loop_var.name for lp in sch.get_loops("B")] == ["v0", "v2", "v1"]
+
+
+def test_reorder_refuses_scan_iterators():
+    sch = tir.Schedule(tilelang.parse(SCAN))
+    i, j = sch.get_loops("B")
+    refused(sch, lambda: sch.reorder(j, i), "reorder.*neither spatial nor reduction")

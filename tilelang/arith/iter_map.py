@@ -12,7 +12,8 @@ variables that are not iterators (they stay in the sum's symbolic ``base``).
 
 :func:`detect_iter_map` answers whether a list of indices is such a map and whether
 it is *bijective* (every iterator digit used exactly once, all of them) or
-*surjective* (no digit used twice, unused iterators allowed), optionally under a
+*surjective* (no digit used twice, unused iterators allowed, and a sum of independent
+iterators such as the sliding window ``j_0 + j_1`` accepted), optionally under a
 predicate ``fused < bound`` as split makes for ragged tiles. :func:`normal_form`
 prints a map back in TVM's normal form: a split of a fused iterator ``f`` is
 ``f % (lower_factor * extent) // lower_factor`` (``f % 16384 // 128``), shortened
@@ -80,9 +81,11 @@ class _Detector:
         self.iters = {}
         for var, rng in iters.items():
             lo, extent = const_value(rng.min), const_value(rng.extent)
-            if lo != 0 or extent is None or extent < 1:
-                raise _Fail(f"iterator {var.name} must run over [0, constant)")
-            self.iters[var] = IterMark(var, extent)
+            if lo != 0 or (extent is not None and extent < 1):
+                raise _Fail(f"iterator {var.name} must start at 0 and be non-empty")
+            # a symbolic extent is kept as an expression: such an iterator can only
+            # be used whole (no splitting or fusing arithmetic on its extent)
+            self.iters[var] = IterMark(var, rng.extent if extent is None else extent)
         self.fused: dict[tuple, IterMark] = {}
         self.iter_vars = list(self.iters)
 
@@ -117,6 +120,7 @@ class _Detector:
         raise _Fail(f"{expr} is not an affine combination of iterators")
 
     def divide(self, s: IterSplit, c: int, base) -> IterSum:
+        _need_int(s)
         if s.scale % c == 0:
             return IterSum((attrs.evolve(s, scale=s.scale // c),), base)
         if c % s.scale == 0 and s.extent % (c // s.scale) == 0:
@@ -125,6 +129,7 @@ class _Detector:
         raise _Fail(f"cannot divide the iterator {_show(s)} by {c}")
 
     def modulo(self, s: IterSplit, c: int, base) -> IterSum:
+        _need_int(s)
         zero = _zero(base)
         if s.scale % c == 0:
             return IterSum((), zero)
@@ -138,6 +143,8 @@ class _Detector:
             raise _Fail("a division of a constant reached the iterator map")
         if len(total.args) == 1:
             return total.args[0], total.base
+        for arg in total.args:
+            _need_int(arg)
         args = sorted(total.args, key=lambda a: abs(a.scale))
         unit = args[0].scale
         expected = unit
@@ -158,11 +165,20 @@ class _Detector:
         marks: dict[int, IterMark] = {}
         pending = []
         for total in sums:
-            if total.args:
+            if not total.args:
+                continue
+            try:
                 split, _ = self.fuse(total)  # each index must be one dense (fused) iterator
-                if abs(split.scale) != 1:
-                    raise _Fail(f"an index strides over iterator {_name(split.mark)}")
-                pending.append(split)
+            except _Fail:
+                if bijective:
+                    raise
+                # surjective (TVM's level for bindings): a sum of independent iterators
+                # (the sliding window ``j_0 + j_1``) reaches every value it names
+                pending.extend(total.args)
+                continue
+            if abs(split.scale) != 1:
+                raise _Fail(f"an index strides over iterator {_name(split.mark)}")
+            pending.append(split)
         while pending:
             split = pending.pop()
             if id(split.mark) not in marks:
@@ -172,6 +188,10 @@ class _Detector:
             uses.setdefault(id(split.mark), []).append(split)
         for key, splits in uses.items():
             mark = marks[key]
+            if not isinstance(mark.extent, int):
+                if len(splits) != 1 or splits[0].extent is not mark.extent:
+                    raise _Fail(f"iterator {_name(mark)} of symbolic extent is used twice")
+                continue
             splits.sort(key=lambda s: s.lower_factor)
             expected = 1
             for s in splits:
@@ -188,7 +208,7 @@ class _Detector:
                 raise _Fail("the predicate bounds a fused iterator no index uses")
         if bijective:
             for var, mark in self.iters.items():
-                if id(mark) not in uses and mark.extent != 1:
+                if id(mark) not in uses and not _is_one(mark.extent):
                     raise _Fail(f"iterator {var.name} is not used")
 
     def bounds(self, predicate) -> dict:
@@ -205,6 +225,7 @@ class _Detector:
             if not isinstance(cond, E.LT) or const_value(cond.b) is None:
                 raise _Fail(f"the predicate {cond} is not a bound on a fused iterator")
             split, base = self.fuse(self.to_sum(cond.a))
+            _need_int(split)
             if split.lower_factor != 1 or split.scale != 1 or const_value(base) != 0:
                 raise _Fail(f"the predicate {cond} is not a bound on a fused iterator")
             out[id(split.mark)] = min(out.get(id(split.mark), split.mark.extent), cond.b.value)
@@ -281,6 +302,19 @@ def product(factors, dtype="int32") -> E.PrimExpr:
 # ------------------------------------------------------------------ helpers
 
 
+def _is_one(x) -> bool:
+    return isinstance(x, int) and x == 1
+
+
+def _same(a, b) -> bool:
+    return a is b or (isinstance(a, int) and isinstance(b, int) and a == b)
+
+
+def _need_int(s: IterSplit) -> None:
+    if not isinstance(s.extent, int) or not isinstance(s.mark.extent, int):
+        raise _Fail(f"iterator {_name(s.mark)} has a symbolic extent")
+
+
 def _zero(like) -> E.PrimExpr:
     return E.IntImm(like.dtype, 0)
 
@@ -289,8 +323,7 @@ def _add(a: IterSum, b: IterSum) -> IterSum:
     args = list(a.args)
     for s in b.args:
         for k, t in enumerate(args):
-            same = (t.mark, t.lower_factor, t.extent)
-            if same[0] is s.mark and same[1:] == (s.lower_factor, s.extent):
+            if t.mark is s.mark and t.lower_factor == s.lower_factor and _same(t.extent, s.extent):
                 args[k] = attrs.evolve(t, scale=t.scale + s.scale)
                 break
         else:

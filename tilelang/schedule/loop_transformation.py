@@ -14,7 +14,7 @@ import attrs
 import numpy as np
 
 from tilelang.arith import Analyzer, const_value, simplify
-from tilelang.arith.iter_map import iter_map_simplify, product, split_expr
+from tilelang.arith.iter_map import detect_iter_map, iter_map_simplify, product, split_expr
 from tilelang.ir.buffer import Range
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
@@ -264,10 +264,38 @@ def reorder(func, variables):
                     "its range depends on a loop that would move inside it",
                     top,
                 )
+    _check_affine_blocks(tree, top, bottom)
     body = bottom.body
     for loop in reversed(new_chain):
         body = attrs.evolve(loop, body=body)
     return rewrite(func, {id(top): body})
+
+
+def _check_affine_blocks(tree, top, bottom):
+    """As TVM's reorder: every block under the loops has only spatial and reduction
+    iterators, bound affinely (an iterator map, predicate included) to the loops
+    from ``top`` down; loops outside ``top`` count as constants."""
+    for realize in tree.blocks_under(bottom):
+        subject = f"block {realize.block.name_hint!r}"
+        for iv in realize.block.iter_vars:
+            if iv.iter_type not in (S.IterVar.DataPar, S.IterVar.CommReduce):
+                raise schedule_error(
+                    "reorder",
+                    subject,
+                    f"iterator {iv.var.name} is neither spatial nor reduction",
+                    realize,
+                )
+        loops = [lp for lp in tree.ancestors(realize) if isinstance(lp, S.For)]
+        loops = [lp for lp in loops if lp is top or tree.is_ancestor(top, lp)]
+        iters = {lp.loop_var: Range(lp.min, lp.extent) for lp in loops}
+        result = detect_iter_map(realize.iter_values, iters, realize.predicate)
+        if result.indices is None:
+            raise schedule_error(
+                "reorder",
+                subject,
+                f"its bindings are not affine in the loops: {result.errors[0]}",
+                realize,
+            )
 
 
 THREAD_AXES = (
