@@ -97,3 +97,48 @@ def test_reorder_refuses_scan_iterators():
     sch = tir.Schedule(tilelang.parse(SCAN))
     i, j = sch.get_loops("B")
     refused(sch, lambda: sch.reorder(j, i), "reorder.*neither spatial nor reduction")
+
+
+NOT_QUASI_AFFINE = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    for i, k in T.grid(16, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            vk = T.axis.reduce(16, k * k)
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+"""
+
+NOT_COMPACT = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    for i, k in T.grid(16, 16):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vk] = T.float32(0)
+            B[vk] = B[vk] + A[vi, vk]
+"""
+
+IN_PLACE = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32")):
+    for i in range(15):
+        with T.block("opaque"):
+            A[i + 1] = A[i + 1] + A[i]
+"""
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [(NOT_QUASI_AFFINE, "quasi-affine"), (NOT_COMPACT, "reduction iterator"),
+     (IN_PLACE, "reads what it writes")],
+    ids=["not_quasi_affine", "reduction_writes_by_reduce_iter", "in_place"],
+)  # fmt: skip
+@pytest.mark.parametrize("kind", ["parallel", "vectorize"])
+def test_parallel_and_vectorize_need_compact_dataflow(text, match, kind):
+    sch = tir.Schedule(tilelang.parse(text))
+    outer = sch.get_loops("opaque" if "opaque" in text else "B")[0]
+    refused(sch, lambda: getattr(sch, kind)(outer), f"{kind}.*{match}")

@@ -13,6 +13,7 @@ from contextlib import ExitStack
 import attrs
 import numpy as np
 
+from tilelang.analysis import get_block_access_region
 from tilelang.arith import Analyzer, const_value, simplify
 from tilelang.arith.iter_map import detect_iter_map, iter_map_simplify, product, split_expr
 from tilelang.ir.buffer import Range
@@ -28,6 +29,7 @@ from tilelang.schedule.common import (
     substitute_bindings,
 )
 from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.regions import buffers_of
 from tilelang.schedule.state import Tree, rewrite
 
 
@@ -338,6 +340,7 @@ def set_loop_kind(func, var, kind: S.ForKind, primitive: str, thread: str | None
                 )
         if loop.step is not None:
             raise schedule_error(primitive, subject, "strided loops are not supported", loop)
+        _check_compact_dataflow(tree, loop, primitive, subject)
     if kind is S.ForKind.VECTORIZED and const_value(loop.extent) is None:
         raise schedule_error(primitive, subject, "a vectorized loop needs a constant extent", loop)
     if kind is S.ForKind.THREAD_BINDING:
@@ -350,6 +353,44 @@ def set_loop_kind(func, var, kind: S.ForKind, primitive: str, thread: str | None
     if kind is S.ForKind.THREAD_BINDING:
         _check_thread_extents(new_func, primitive, subject)
     return new_func
+
+
+def _check_compact_dataflow(tree, loop, primitive, subject):
+    """TVM's compact data flow: each block directly under the loop is *complete*
+    (spatial iterators only, reads none of what it writes) or a *reduction* (an
+    init, affine bindings, writes indexed by spatial iterators only)."""
+    scope = tree.scope_realize(loop)
+    for realize in tree.blocks_under(loop):
+        if tree.scope_realize(realize) is not scope:
+            continue  # a nested block: its enclosing block is checked instead
+        block = realize.block
+        why = None
+        kinds = {iv.iter_type for iv in block.iter_vars}
+        reads, writes = buffers_of(realize)
+        if not kinds <= {S.IterVar.DataPar, S.IterVar.CommReduce}:
+            why = "it has iterators that are neither spatial nor reduction"
+        elif block.init is None:
+            if S.IterVar.CommReduce in kinds or reads & writes:
+                why = "it is neither complete nor a reduction (it reads what it writes)"
+        else:
+            why = _reduction_problem(tree, realize)
+        if why is not None:
+            raise schedule_error(
+                primitive, subject, f"block {block.name_hint!r} under it: {why}", realize
+            )
+
+
+def _reduction_problem(tree, realize):
+    block = realize.block
+    iters = {lp.loop_var: Range(lp.min, lp.extent) for lp in tree.loops_above(realize)}
+    result = detect_iter_map(realize.iter_values, iters, realize.predicate)
+    if result.indices is None:
+        return f"its bindings are not quasi-affine ({result.errors[0]})"
+    reduce_vars = [iv.var for iv in block.iter_vars if iv.iter_type == S.IterVar.CommReduce]
+    for region in get_block_access_region(block)[1]:
+        if any(uses_any_var(r.min, reduce_vars) for r in region.region):
+            return f"it writes {region.buffer.name} at an index of a reduction iterator"
+    return None
 
 
 def _check_thread_extents(func, primitive: str, subject: str) -> None:
