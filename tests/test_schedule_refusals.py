@@ -142,3 +142,43 @@ def test_parallel_and_vectorize_need_compact_dataflow(text, match, kind):
     sch = tir.Schedule(tilelang.parse(text))
     outer = sch.get_loops("opaque" if "opaque" in text else "B")[0]
     refused(sch, lambda: getattr(sch, kind)(outer), f"{kind}.*{match}")
+
+
+CHAIN = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i in range(16):
+        with T.block("B0"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi]
+    for i in range(16):
+        with T.block("B1"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B[vi] + T.float32(1)
+"""
+
+
+def test_cache_read_refuses_several_producers():
+    sch = tir.Schedule(tilelang.parse(CHAIN))
+    refused(sch, lambda: sch.cache_read(sch.get_block("C"), 0, "shared"), "several producers")
+
+
+@pytest.mark.parametrize("scope", ["test_scope", "", "sharedx", "shared memory"])
+def test_cache_and_set_scope_refuse_unknown_scopes(scope):
+    sch = tir.Schedule(tilelang.parse(CHAIN))
+    refused(sch, lambda: sch.cache_read("C", 0, scope), "cache_read.*invalid storage scope")
+    refused(sch, lambda: sch.cache_write("C", 0, scope), "cache_write.*invalid storage scope")
+    refused(sch, lambda: sch.set_scope("B0", 0, scope), "set_scope.*invalid storage scope")
+
+
+def test_buffers_can_be_named():
+    sch = tir.Schedule(tilelang.parse(CHAIN))
+    sch.set_scope("B0", "B", "shared.dyn")
+    assert 'scope="shared.dyn"' in sch.mod.script()
+    sch.cache_write("C", "C", "local")
+    assert "C_local" in sch.mod.script()

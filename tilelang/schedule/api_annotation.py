@@ -34,8 +34,11 @@ class AnnotationPrimitives:
         Raises
         ------
         ScheduleError
-            When the loop carries a reduction iterator of a block under it, or is
-            strided.
+            When the loop carries a reduction iterator of a block under it, is
+            strided, or a block directly under it is neither *complete* (spatial
+            iterators only, reading none of what it writes) nor a *reduction* (an
+            init, quasi-affine bindings, writes at spatial indices): TVM's compact
+            data flow.
 
         Example
         -------
@@ -88,7 +91,8 @@ class AnnotationPrimitives:
         ------
         ScheduleError
             When the loop carries a reduction iterator of a block under it, is strided,
-            or its extent is not a constant.
+            its extent is not a constant, or the blocks under it lack compact data
+            flow (as :meth:`parallel`).
 
         Example
         -------
@@ -194,8 +198,9 @@ class AnnotationPrimitives:
         Raises
         ------
         ScheduleError
-            When the loop carries a reduction iterator or is strided, the axis is
-            unknown, or the axis would get two different extents in one kernel.
+            When the loop carries a reduction iterator or is strided, the blocks under
+            it lack compact data flow (as :meth:`parallel`), the axis is unknown, or
+            the axis would get two different extents in one kernel.
 
         Example
         -------

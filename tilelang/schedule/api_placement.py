@@ -45,6 +45,11 @@ class PlacementPrimitives:
             buffer, another block writes its buffer, a consumer is outside the loop, no
             position respects the dependences, or the region cannot be bounded.
 
+        Where the region the consumers read runs past the block's iterator domain or
+        the buffer (a ragged tile edge, a stencil at the border), the moved block
+        gets TVM's bound predicate, e.g. ``T.where(j + ax0 < 16)``, unless the range
+        can be clipped to a constant one.
+
         Example
         -------
         Before::
@@ -126,6 +131,9 @@ class PlacementPrimitives:
             different block scopes, the block has a predicate, not exactly one of its
             inputs is produced under the loop, a producer is outside the loop, no
             position respects the dependences, or the region cannot be bounded.
+
+        As :meth:`compute_at`, a region past the block's domain or the buffer gets a
+        bound predicate (``T.where(j_0 * 5 + ax0 < 16)``).
 
         Example
         -------
@@ -212,8 +220,11 @@ class PlacementPrimitives:
         ScheduleError
             When the block is a reduction, has a predicate, allocates buffers, is not a
             single store to an intermediate buffer, another block writes that buffer,
-            the block reads it itself, or a consumer reads it before it is written or
-            after its inputs change.
+            the block reads it itself, a consumer reads it before it is written or
+            after its inputs change, or a consumer uses the buffer other than by loads
+            (``access_ptr``, a ``T.match_buffer`` source, its data pointer).
+
+        Loads in a consumer's ``T.where`` are inlined too.
 
         Example
         -------
@@ -277,6 +288,10 @@ class PlacementPrimitives:
             When the block is a reduction, has a predicate, is not a single store, does
             not read exactly one intermediate buffer exactly once, that buffer has
             other producers or readers, or a block between the two interferes.
+
+        When the producer computes more of the buffer than the consumer reads, the
+        inlined producer gets the predicate ``T.where(i < 127 and j < 127)`` that
+        keeps its stores inside the consumer's domain.
 
         Example
         -------

@@ -123,8 +123,12 @@ class ReductionPrimitives:
         ScheduleError
             When there is not exactly one block under the loop, the loop is not one of
             its reduction loops, the block is not such a reduction (or has a predicate,
-            or a loop carrying both spatial and reduction iterators), or
+            or a loop carrying both spatial and reduction iterators), a loop the
+            block shares with other blocks carries the reduction, or
             ``factor_axis`` is out of range.
+
+        The write-back block goes right after the outermost loop that holds only
+        this block, so a consumer sharing an outer loop reads the combined result.
 
         Example
         -------

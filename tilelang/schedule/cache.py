@@ -58,6 +58,9 @@ def _regions(block):
 
 def _pick(primitive, realize, index, regions, kind):
     subject = block_subject(realize)
+    if isinstance(index, str):  # a buffer given by name (TVM accepts both)
+        named = [k for k, r in enumerate(regions) if r.buffer.name == index]
+        index = named[0] if named else index
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(regions):
         raise schedule_error(
             primitive,
@@ -69,9 +72,23 @@ def _pick(primitive, realize, index, regions, kind):
     return regions[index].buffer
 
 
+#: storage scope ranks TVM knows (``StorageScope::Create``); a tag may follow a dot
+SCOPE_RANKS = ("global", "shared", "warp", "local", "wmma", "metal", "texture")
+
+
 def _check_scope(primitive, subject, scope):
-    if not isinstance(scope, str) or not scope or " " in scope:
-        raise schedule_error(primitive, subject, f"invalid storage scope {scope!r}")
+    if (
+        not isinstance(scope, str)
+        or not scope
+        or " " in scope
+        or scope.split(".")[0] not in SCOPE_RANKS
+    ):
+        raise schedule_error(
+            primitive,
+            subject,
+            f"invalid storage scope {scope!r}; a scope is one of {list(SCOPE_RANKS)} "
+            "with an optional .tag",
+        )
 
 
 def _copy_nest(name, src, dst, region=None):
@@ -203,6 +220,12 @@ def cache_read(func, name, index, scope):
     readers = [r for r in [realize, *siblings(tree, realize)] if buffer in buffers_of(r)[0]]
     if buffer in buffers_of(realize)[1]:
         raise schedule_error("cache_read", subject, f"the block also writes {buffer.name}", realize)
+    writer_blocks = [r for r in siblings(tree, realize) if buffer in buffers_of(r)[1]]
+    if len(writer_blocks) > 1:
+        names = ", ".join(repr(r.block.name_hint) for r in writer_blocks)
+        raise schedule_error(
+            "cache_read", subject, f"{buffer.name} has several producers ({names})", realize
+        )
     # Writers are blocks or plain loops storing to the buffer.
     writer_items = [i for i, it in enumerate(items) if _writes_in(tree, it, buffer)]
     position = max(writer_items) + 1 if writer_items else 0
