@@ -98,6 +98,10 @@ class LoopPrimitives:
         Blocks under the loops bind each old loop variable to a ``//`` and ``%`` of the
         fused one; the fused extent is the product of the extents.
 
+        The blocks bind each fused loop's slice in TVM's normal form
+        (:mod:`tilelang.arith.iter_map`): ``f // 16384``, ``f % 16384 // 128``,
+        ``f % 128``; a symbolic fused extent reads ``n * 16384``.
+
         Parameters
         ----------
         *loops : LoopRV
@@ -118,10 +122,6 @@ class LoopPrimitives:
             consecutive and perfectly nested, a loop starts elsewhere than 0 or is
             strided, is not serial or has annotations, or an extent depends on another
             fused loop.
-
-        The blocks bind each fused loop's slice in TVM's normal form
-        (:mod:`tilelang.arith.iter_map`): ``f // 16384``, ``f % 16384 // 128``,
-        ``f % 128``; a symbolic fused extent reads ``n * 16384``.
 
         Example
         -------

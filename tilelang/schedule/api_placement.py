@@ -20,6 +20,11 @@ class PlacementPrimitives:
         The block gets new loops ``ax0, ...`` over that region, placed after what writes
         its inputs and before what reads its output.
 
+        Where the region the consumers read runs past the block's iterator domain or
+        the buffer (a ragged tile edge, a stencil at the border), the moved block
+        gets TVM's bound predicate, e.g. ``T.where(j + ax0 < 16)``, unless the range
+        can be clipped to a constant one.
+
         Parameters
         ----------
         block : BlockRV or str
@@ -44,11 +49,6 @@ class PlacementPrimitives:
             different block scopes, the block has a predicate or writes more than one
             buffer, another block writes its buffer, a consumer is outside the loop, no
             position respects the dependences, or the region cannot be bounded.
-
-        Where the region the consumers read runs past the block's iterator domain or
-        the buffer (a ragged tile edge, a stencil at the border), the moved block
-        gets TVM's bound predicate, e.g. ``T.where(j + ax0 < 16)``, unless the range
-        can be clipped to a constant one.
 
         Example
         -------
@@ -106,6 +106,9 @@ class PlacementPrimitives:
         The block gets new loops ``ax0, ...`` over that region, placed after its
         producers and before whatever reads its output.
 
+        As :meth:`compute_at`, a region past the block's domain or the buffer gets a
+        bound predicate (``T.where(j_0 * 5 + ax0 < 16)``).
+
         Parameters
         ----------
         block : BlockRV or str
@@ -131,9 +134,6 @@ class PlacementPrimitives:
             different block scopes, the block has a predicate, not exactly one of its
             inputs is produced under the loop, a producer is outside the loop, no
             position respects the dependences, or the region cannot be bounded.
-
-        As :meth:`compute_at`, a region past the block's domain or the buffer gets a
-        bound predicate (``T.where(j_0 * 5 + ax0 < 16)``).
 
         Example
         -------
@@ -205,6 +205,8 @@ class PlacementPrimitives:
         Each load of the intermediate buffer is replaced by the stored expression; a
         buffer no longer used is no longer allocated.
 
+        Loads in a consumer's ``T.where`` are inlined too.
+
         Parameters
         ----------
         block : BlockRV or str
@@ -223,8 +225,6 @@ class PlacementPrimitives:
             the block reads it itself, a consumer reads it before it is written or
             after its inputs change, or a consumer uses the buffer other than by loads
             (``access_ptr``, a ``T.match_buffer`` source, its data pointer).
-
-        Loads in a consumer's ``T.where`` are inlined too.
 
         Example
         -------
@@ -272,6 +272,10 @@ class PlacementPrimitives:
         The producer stores the consumer's expression (of the produced value) straight
         into the consumer's output buffer.
 
+        When the producer computes more of the buffer than the consumer reads, the
+        inlined producer gets the predicate ``T.where(i < 127 and j < 127)`` that
+        keeps its stores inside the consumer's domain.
+
         Parameters
         ----------
         block : BlockRV or str
@@ -288,10 +292,6 @@ class PlacementPrimitives:
             When the block is a reduction, has a predicate, is not a single store, does
             not read exactly one intermediate buffer exactly once, that buffer has
             other producers or readers, or a block between the two interferes.
-
-        When the producer computes more of the buffer than the consumer reads, the
-        inlined producer gets the predicate ``T.where(i < 127 and j < 127)`` that
-        keeps its stores inside the consumer's domain.
 
         Example
         -------

@@ -103,6 +103,9 @@ class ReductionPrimitives:
         spatial there, so the loop can then be parallelized or vectorized. The original
         block keeps its name and combines the partial results.
 
+        The write-back block goes right after the outermost loop that holds only
+        this block, so a consumer sharing an outer loop reads the combined result.
+
         Parameters
         ----------
         loop : LoopRV
@@ -126,9 +129,6 @@ class ReductionPrimitives:
             or a loop carrying both spatial and reduction iterators), a loop the
             block shares with other blocks carries the reduction, or
             ``factor_axis`` is out of range.
-
-        The write-back block goes right after the outermost loop that holds only
-        this block, so a consumer sharing an outer loop reads the combined result.
 
         Example
         -------
