@@ -215,3 +215,42 @@ def test_reverse_compute_inline_with_equal_symbolic_domains_needs_no_predicate()
     sch = tir.Schedule(tilelang.parse(text))
     sch.reverse_compute_inline(sch.get_block("C"))
     assert "T.where" not in sch.mod.script()
+
+
+ROWSUM = """
+@T.prim_func
+def main(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8, 16), "float32")
+    for i, k in T.grid(8, 16):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            B[vi, vk] = A[vi, vk] * T.float32(2)
+    for i, k in T.grid(8, 16):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + B[vi, vk]
+"""
+
+
+def test_reverse_compute_at_cuts_a_reduction_into_ordered_chunks():
+    mod = tilelang.parse(ROWSUM)
+    sch = tir.Schedule(mod)
+    _, k = sch.get_loops("B")
+    k_0, _ = sch.split(k, factors=[4, 4])
+    sch.reverse_compute_at(sch.get_block("C"), k_0)
+    assert "T.axis.reduce(16, k_0 * 4 + ax0)" in sch.mod.script()
+    assert_same_numbers(mod, sch.mod)
+
+
+def test_reverse_compute_at_refuses_overlapping_reduction_chunks():
+    # The consumer reads a sliding window: chunks of k would overlap and be summed twice.
+    text = ROWSUM.replace("C[vi] = C[vi] + B[vi, vk]", "C[vi] = C[vi] + B[vi, vk] + B[vi, T.min(vk + 1, 15)]")
+    sch = tir.Schedule(tilelang.parse(text))
+    _, k = sch.get_loops("B")
+    k_0, _ = sch.split(k, factors=[4, 4])
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="reverse_compute_at"):
+        sch.reverse_compute_at(sch.get_block("C"), k_0)
+    assert sch.mod is before

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tilelang.arith import Analyzer, ConstBound, const_value, simplify
+from tilelang.arith import Analyzer, ConstBound, const_value, detect_iter_map, simplify
+from tilelang.ir.buffer import Range
+from tilelang.ir.var_usage import uses_var
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.schedule.common import block_subject, find_block, find_loop
@@ -221,18 +223,21 @@ def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops, bu
         if found is None:
             low, extent = iv.dom.min, iv.dom.extent
         else:
-            if iv.iter_type != S.IterVar.DataPar:
-                raise schedule_error(
-                    primitive,
-                    subject,
-                    f"its reduction iterator {iv.var.name} would be cut to a region",
-                    realize,
-                )
             d, offset = found
             low = simplify(region[d][0] - offset)
             high = simplify(region[d][1] - offset)
             low, high, bound = _clip(ana, iv, low, high, buffer.shape[d], offset)
             extent = simplify(high - low + 1)
+            if iv.iter_type != S.IterVar.DataPar and (
+                bound is not None or not _disjoint_chunks(low, extent, outer)
+            ):
+                raise schedule_error(
+                    primitive,
+                    subject,
+                    f"its reduction iterator {iv.var.name} would be cut into chunks that "
+                    "overlap or do not run in order",
+                    realize,
+                )
         if const_value(extent) == 1 and not preserve_unit_loops:
             value = simplify(low) if low.dtype == dtype else low
         else:
@@ -255,6 +260,21 @@ def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops, bu
     for ax, extent in reversed(loops):
         body = S.For(ax, E.IntImm(ax.dtype, 0), extent, S.ForKind.SERIAL, body)
     return body
+
+
+def _disjoint_chunks(low, extent, outer) -> bool:
+    """Whether ``[low, low + extent)`` over the iterations of the ``outer`` loops are
+    disjoint chunks visited in increasing order: then a reduction cut into them
+    still runs its init first and accumulates every element once."""
+    size = const_value(extent)
+    if size is None:
+        return False
+    ax = E.Var("chunk", low.dtype)
+    used = [lp for lp in outer if uses_var(low, lp.loop_var)]
+    iters = {lp.loop_var: Range(lp.min, lp.extent) for lp in used}
+    iters[ax] = Range(E.IntImm(low.dtype, 0), E.IntImm(low.dtype, size))
+    result = detect_iter_map([low + ax], iters, bijective=True)
+    return result.indices is not None and all(s.scale > 0 for s in result.indices[0].args)
 
 
 def _split_const(value):
