@@ -254,3 +254,48 @@ def test_reverse_compute_at_refuses_overlapping_reduction_chunks():
     with pytest.raises(ScheduleError, match="reverse_compute_at"):
         sch.reverse_compute_at(sch.get_block("C"), k_0)
     assert sch.mod is before
+
+
+REVERSED = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i in range(16):
+        with T.block("B"):
+            v = T.axis.spatial(16, i)
+            B[v] = A[v] * T.float32(2)
+    for i_0, i_1 in T.grid(4, 4):
+        with T.block("C"):
+            v = T.axis.spatial(16, i_0 * 4 + i_1)
+            C[v] = B[15 - v] + T.float32(1)
+"""
+
+def test_compute_at_with_a_reversed_index():
+    mod = tilelang.parse(REVERSED)
+    sch = tir.Schedule(mod)
+    i_0, _ = sch.get_loops("C")
+    sch.compute_at(sch.get_block("B"), i_0)
+    assert "T.axis.spatial(16, 12 - i_0 * 4 + ax0)" in sch.mod.script()
+    assert_same_numbers(mod, sch.mod)
+
+
+def test_reverse_compute_at_with_floordiv_and_floormod_indices():
+    text = """
+@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((4, 4), "float32")
+    for i, j in T.grid(4, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for k in range(16):
+        with T.block("C"):
+            v = T.axis.spatial(16, k)
+            C[v] = B[v // 4, v % 4] + T.float32(1)
+"""
+    mod = tilelang.parse(text)
+    sch = tir.Schedule(mod)
+    i, _ = sch.get_loops("B")
+    sch.reverse_compute_at(sch.get_block("C"), i)
+    assert "T.axis.spatial(16, i * 4 + ax0)" in sch.mod.script()
+    assert_same_numbers(mod, sch.mod)

@@ -214,7 +214,12 @@ def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops, bu
         e = ana.const_bound(lp.extent)
         hi = None if b.hi is None or e.hi is None else b.hi + e.hi - 1
         ana.var_bounds[lp.loop_var] = ConstBound(b.lo, hi)
-    by_var = {id(var): (d, off) for d, (var, off) in enumerate(axes) if var is not None}
+    by_var = {}
+    for d, axis in enumerate(axes):
+        if axis is not None:
+            solved = axis.solve(region[d][0], region[d][1], buffer.shape[d])
+            if solved is not None:
+                by_var.setdefault(id(axis.var), []).append(solved)
     values, loops, conds = [], [], []
     for iv in block.iter_vars:
         dtype = iv.var.dtype
@@ -223,10 +228,8 @@ def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops, bu
         if found is None:
             low, extent = iv.dom.min, iv.dom.extent
         else:
-            d, offset = found
-            low = simplify(region[d][0] - offset)
-            high = simplify(region[d][1] - offset)
-            low, high, bound = _clip(ana, iv, low, high, buffer.shape[d], offset)
+            low, high, valid_lo, valid_hi = _union(primitive, subject, found)
+            low, high, bound = _clip(ana, iv, low, high, valid_lo, valid_hi)
             extent = simplify(high - low + 1)
             if iv.iter_type != S.IterVar.DataPar and (
                 bound is not None or not _disjoint_chunks(low, extent, outer)
@@ -287,15 +290,37 @@ def _split_const(value):
     return value, 0
 
 
-def _clip(ana, iv, low, high, dim, offset):
+def _union(primitive, subject, solved):
+    """The union of the ranges several buffer dimensions ask of one iterator."""
+    low, high, valid_lo, valid_hi = solved[0]
+    for lo, hi, vlo, vhi in solved[1:]:
+        low, high = _extreme(low, lo, min), _extreme(high, hi, max)
+        valid_lo, valid_hi = _extreme(valid_lo, vlo, max), _extreme(valid_hi, vhi, min)
+        if None in (low, high, valid_lo, valid_hi):
+            raise schedule_error(
+                primitive, subject, "the ranges its buffer indices need are not comparable"
+            )
+    return low, high, valid_lo, valid_hi
+
+
+def _extreme(a, b, choose):
+    if a is None or b is None:
+        return None
+    diff = const_value(simplify(a - b))
+    if diff is None:
+        return None
+    return a if choose(diff, 0) == diff else b
+
+
+def _clip(ana, iv, low, high, valid_lo, valid_hi):
     """The swept range ``[low, high]`` of iterator ``iv`` against its valid range (its
-    domain and the buffer dimension ``dim`` shifted by ``offset``), as TVM's
-    BlockVarDomainInfo: kept when inside, replaced by the valid range when that lies
-    inside it or the intersection is constant, otherwise kept with the valid range
-    returned as a bound to predicate on."""
+    domain and ``[valid_lo, valid_hi]``, the values keeping the index inside the
+    buffer), as TVM's BlockVarDomainInfo: kept when inside, replaced by the valid
+    range when that lies inside it or the intersection is constant, otherwise kept
+    with the valid range returned as a bound to predicate on."""
     blo = iv.dom.min
     bhi = simplify(iv.dom.min + iv.dom.extent - 1)
-    for lo_c, hi_c in ((blo, bhi), (simplify(E.IntImm(blo.dtype, 0) - offset), simplify(dim - 1 - offset))):
+    for lo_c, hi_c in ((blo, bhi), (valid_lo, valid_hi)):
         if ana.can_prove(lo_c >= blo) and ana.can_prove(hi_c <= bhi):
             blo, bhi = lo_c, hi_c
     if ana.can_prove(low >= blo) and ana.can_prove(high <= bhi):
