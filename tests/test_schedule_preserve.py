@@ -241,3 +241,55 @@ def test_a_bad_categorical_decision_is_a_schedule_error(decision):
     sch = tir.Schedule(tilelang.parse(ACCUMULATE))
     with pytest.raises(ScheduleError, match="sample_categorical"):
         sch.sample_categorical([1, 2], [0.5, 0.5], decision=decision)
+
+
+REDUCE_THEN_MAP = """
+@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), Out: T.Buffer((4, 4), "float32")):
+    T0 = T.alloc_buffer((4, 4), "float32")
+    for i, j, k in T.grid(4, 4, 4):
+        with T.block("S0"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                T0[vi, vj] = T.float32(0)
+            T0[vi, vj] = T0[vi, vj] + A[vi, vk] * T.float32(0.5)
+    for i, j in T.grid(4, 4):
+        with T.block("S1"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Out[vi, vj] = T0[vi, 3 - vj] + T.float32(3)
+"""
+
+
+def test_consumer_under_a_reduction_loop_keeps_the_accumulator_alive():
+    # After reverse_compute_at under k the accumulator T0 is only used inside the k
+    # loop, but it must not be allocated (and reset) per k iteration when lowered.
+    mod = tilelang.parse(REDUCE_THEN_MAP)
+    sch = tir.Schedule(mod)
+    _, _, k = sch.get_loops("S0")
+    sch.reverse_compute_at(sch.get_block("S1"), k)
+    assert_same_numbers(mod, sch.mod)
+
+
+NESTED_PRODUCER = """
+@T.prim_func
+def main(A: T.Buffer((8, 6), "float32"), Out: T.Buffer((8, 6), "float32")):
+    T0 = T.alloc_buffer((8, 6), "float32")
+    for i, j in T.grid(8, 6):
+        with T.block("S0"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T0[vi, vj] = A[vi, 5 - vj] + T.float32(3)
+    for i, j in T.grid(8, 6):
+        with T.block("S1"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Out[vi, vj] = T0[vi, vj] * T.float32(2) - T.float32(1)
+"""
+
+
+def test_compute_inline_refuses_a_producer_read_outside_its_scope():
+    sch = tir.Schedule(tilelang.parse(NESTED_PRODUCER))
+    i, _ = sch.get_loops("S0")
+    sch.blockize(i)  # S0 now sits in the scope of block S0_o; S1 reads T0 outside it
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="compute_inline.*outside its scope"):
+        sch.compute_inline(sch.get_block("S0"))
+    assert sch.mod is before

@@ -32,6 +32,23 @@ def _single_store(primitive, subject, realize) -> S.BufferStore:
     return block.body
 
 
+def _check_scope_only(primitive, subject, tree, realize, buffer):
+    """The buffer must not be used by a block outside the block's scope: inlining
+    only rewrites that scope, and the buffer disappears."""
+    scope = tree.scope_realize(realize)
+    for r in tree.order:
+        inside = scope is None or tree.is_ancestor(scope, r)
+        if inside or r is scope or tree.is_ancestor(r, realize):
+            continue
+        if uses_var(r.block.body, buffer.data) or uses_var(r.predicate, buffer.data):
+            raise schedule_error(
+                primitive,
+                subject,
+                f"block {r.block.name_hint!r} outside its scope uses {buffer.name}",
+                realize,
+            )
+
+
 def _allocated_in(tree, buffer):
     for realizes in tree.realizes.values():
         for r in realizes:
@@ -110,6 +127,7 @@ def compute_inline(func, name):
         )
     indices = _plain_indices("compute_inline", subject, realize, store.indices, buffer)
     others = siblings(tree, realize)
+    _check_scope_only("compute_inline", subject, tree, realize, buffer)
     # A reader may use the buffer only in its T.where: look at the whole realize.
     readers = [r for r in others if buffer in buffers_of(r)[0] or uses_var(r, buffer.data)]
     if any(buffer in buffers_of(r)[1] for r in others):
@@ -186,6 +204,7 @@ def reverse_compute_inline(func, name):
             realize,
         )
     (buffer,) = produced
+    _check_scope_only("reverse_compute_inline", subject, tree, realize, buffer)
     producers = [r for r in others if buffer in buffers_of(r)[1]]
     if len(producers) != 1:
         raise schedule_error(
