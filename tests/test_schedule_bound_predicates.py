@@ -299,3 +299,51 @@ def main(A: T.Buffer((4, 4), "float32"), C: T.Buffer((16,), "float32")):
     sch.reverse_compute_at(sch.get_block("C"), i)
     assert "T.axis.spatial(16, i * 4 + ax0)" in sch.mod.script()
     assert_same_numbers(mod, sch.mod)
+
+
+AFFINE_CONSUMER = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((2, 8, 4, 4), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j, k, l in T.grid(2, 8, 4, 4):
+        with T.block("C"):
+            vi, vj, vk, vl = T.axis.remap("SSSS", [i, j, k, l])
+            C[vi, vj, vk, vl] = B[(vi * 128 + vj * 16 + vk * 4 + vl) // 16,
+                                  (vi * 128 + vj * 16 + vk * 4 + vl) % 16] * B[
+                (vi * 128 + vj * 16 + vk * 4 + vl) // 16, (vi * 128 + vj * 16 + vk * 4 + vl) % 16]
+"""
+
+
+def test_reverse_compute_inline_through_an_affine_load():
+    # The consumer's iterators are recovered from the producer's element by
+    # inverting the iterator map of the load; both loads become the producer value.
+    mod = tilelang.parse(AFFINE_CONSUMER)
+    sch = tir.Schedule(mod)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    assert 'T.block("C")' not in sch.mod.script()
+    assert_same_numbers(mod, sch.mod)
+
+
+def test_reverse_compute_inline_refuses_a_consumer_the_producer_does_not_cover():
+    text = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), D: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            D[vi] = T.if_then_else(vi >= 8, B[vi - 8], T.float32(0))
+"""
+    sch = tir.Schedule(tilelang.parse(text))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="does not write every element"):
+        sch.reverse_compute_inline(sch.get_block("C"))
+    assert sch.mod is before

@@ -32,7 +32,7 @@ from tilelang.ir.var_usage import uses_any_var
 
 __all__ = [
     "IterMark", "IterSplit", "IterSum", "IterMapResult", "detect_iter_map",
-    "normal_form", "iter_map_simplify", "split_expr", "product",
+    "normal_form", "iter_map_simplify", "split_expr", "product", "inverse_map",
 ]  # fmt: skip
 
 
@@ -125,7 +125,11 @@ class _Detector:
             return IterSum((attrs.evolve(s, scale=s.scale // c),), base)
         if c % s.scale == 0 and s.extent % (c // s.scale) == 0:
             c2 = c // s.scale
+            if s.extent == c2:  # the quotient is always 0
+                return IterSum((), base)
             return IterSum((IterSplit(s.mark, s.lower_factor * c2, s.extent // c2, 1),), base)
+        if c % s.scale == 0 and c // s.scale >= s.extent:  # below the divisor: 0
+            return IterSum((), base)
         raise _Fail(f"cannot divide the iterator {_show(s)} by {c}")
 
     def modulo(self, s: IterSplit, c: int, base) -> IterSum:
@@ -135,6 +139,8 @@ class _Detector:
             return IterSum((), zero)
         if c % s.scale == 0 and s.extent % (c // s.scale) == 0:
             return IterSum((IterSplit(s.mark, s.lower_factor, c // s.scale, s.scale),), zero)
+        if c % s.scale == 0 and c // s.scale >= s.extent:  # below the modulus: itself
+            return IterSum((s,), zero)
         raise _Fail(f"cannot take the iterator {_show(s)} modulo {c}")
 
     def fuse(self, total: IterSum) -> tuple[IterSplit, E.PrimExpr]:
@@ -238,13 +244,80 @@ def detect_iter_map(indices, iters: dict, predicate=None, bijective=False) -> It
     digit exactly once; otherwise digits may go unused but none is used twice.
     ``predicate`` may bound fused iterators (``i_0 * 5 + i_1 < 16``)."""
     try:
-        detector = _Detector(iters)
-        sums = [detector.to_sum(simplify(ix)) for ix in indices]
-        bounded = detector.bounds(predicate) if predicate is not None else {}
-        detector.check(sums, bijective, bounded)
+        _, sums = _detect(indices, iters, predicate, bijective)
     except _Fail as err:
         return IterMapResult(None, [str(err)])
     return IterMapResult(sums, [])
+
+
+def _detect(indices, iters, predicate, bijective):
+    detector = _Detector(iters)
+    sums = [detector.to_sum(simplify(ix)) for ix in indices]
+    bounded = detector.bounds(predicate) if predicate is not None else {}
+    detector.check(sums, bijective, bounded)
+    return detector, sums
+
+
+def inverse_map(indices, iters: dict, outputs) -> dict | None:
+    """For a bijective map ``indices`` over ``iters``, each iterator as an expression
+    of the index values ``outputs`` (one expression per index): the inverse, as
+    reverse_compute_inline needs it. None when the map is not bijective. Iterators of
+    extent 1 that the map does not use are 0."""
+    try:
+        detector, sums = _detect(indices, iters, None, True)
+    except _Fail:
+        return None
+    value: dict[int, E.PrimExpr] = {}
+    marks: dict[int, IterMark] = {}
+
+    def add(mark, expr):
+        marks[id(mark)] = mark
+        value[id(mark)] = expr if id(mark) not in value else value[id(mark)] + expr
+
+    def digit(split, expr):
+        """The mark's part given a split's value ``expr``."""
+        lf = split.lower_factor
+        return expr if lf == 1 else expr * E.IntImm(expr.dtype, lf)
+
+    for total, out in zip(sums, outputs):
+        if not total.args:
+            continue
+        split, _ = detector.fuse(total)  # the same fused mark the check used
+        x = out - total.base if const_value(total.base) != 0 else out
+        if split.scale == -1:
+            x = E.IntImm(x.dtype, 0) - x
+        add(split.mark, digit(split, x))
+    # A fused mark is decomposed once all its parts are known: after every fused
+    # mark that contains it (Kahn's order over the marks' containment).
+    fused, stack = {}, [m for m in marks.values() if isinstance(m.source, IterSum)]
+    while stack:
+        mark = stack.pop()
+        if id(mark) not in fused:
+            fused[id(mark)] = mark
+            stack += [a.mark for a in mark.source.args if isinstance(a.mark.source, IterSum)]
+    parents = {k: 0 for k in fused}
+    for mark in fused.values():
+        for a in mark.source.args:
+            if id(a.mark) in parents:
+                parents[id(a.mark)] += 1
+    ready = [m for k, m in fused.items() if parents[k] == 0]
+    while ready:
+        mark = ready.pop()
+        total = value[id(mark)]
+        for arg in mark.source.args:
+            part = total if arg.scale == 1 else E.FloorDiv(total, E.IntImm(total.dtype, arg.scale))
+            if arg.scale * arg.extent != mark.extent:
+                part = E.FloorMod(part, E.IntImm(total.dtype, arg.extent))
+            add(arg.mark, digit(arg, part))
+            if id(arg.mark) in parents:
+                parents[id(arg.mark)] -= 1
+                if parents[id(arg.mark)] == 0:
+                    ready.append(arg.mark)
+    out = {}
+    for var, mark in detector.iters.items():
+        found = next((value[k] for k, m in marks.items() if m.source is var), None)
+        out[var] = simplify(found) if found is not None else E.IntImm(var.dtype, 0)
+    return out
 
 
 def normal_form(total: IterSum) -> E.PrimExpr:

@@ -296,7 +296,7 @@ def _union(primitive, subject, solved):
     for lo, hi, vlo, vhi in solved[1:]:
         low, high = _extreme(low, lo, min), _extreme(high, hi, max)
         valid_lo, valid_hi = _extreme(valid_lo, vlo, max), _extreme(valid_hi, vhi, min)
-        if None in (low, high, valid_lo, valid_hi):
+        if any(x is None for x in (low, high, valid_lo, valid_hi)):
             raise schedule_error(
                 primitive, subject, "the ranges its buffer indices need are not comparable"
             )

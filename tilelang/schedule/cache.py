@@ -366,10 +366,10 @@ def _symbolic_region(tree, realize, buffer, writes):
 
 
 def _covers(outer, inner) -> bool:
-    if outer is None or inner is None or None in outer or None in inner:
+    if outer is None or inner is None or any(d is None for d in (*outer, *inner)):
         return False
     for (olo, ohi), (ilo, ihi) in zip(outer, inner):
-        if None in (olo, ohi, ilo, ihi):
+        if any(x is None for x in (olo, ohi, ilo, ihi)):
             return False
         if not (_at_least_zero(simplify(ilo - olo)) and _at_least_zero(simplify(ohi - ihi))):
             return False
@@ -416,8 +416,9 @@ def _union_region(a, b):
     out = []
     for (alo, aext), (blo, bext) in zip(a, b):
         lo = [const_value(x) for x in (alo, aext, blo, bext)]
-        if None in lo:
-            out.append((alo, aext) if const_value(alo) == 0 else (E.IntImm(alo.dtype, 0), aext))
+        if None in lo:  # a symbolic side is a whole dimension (see _touched_region)
+            whole = (alo, aext) if None in lo[:2] else (blo, bext)
+            out.append(whole)
             continue
         low = min(lo[0], lo[2])
         high = max(lo[0] + lo[1], lo[2] + lo[3])

@@ -6,11 +6,13 @@ from __future__ import annotations
 import attrs
 
 from tilelang.analysis import get_block_read_write_region
-from tilelang.arith import Analyzer, ConstBound, const_value, simplify
+from tilelang.arith import Analyzer, ConstBound, const_value, eval_interval, simplify
+from tilelang.arith.iter_map import inverse_map
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.var_usage import uses_var
 from tilelang.ir.functor import StmtExprMutator, substitute
+from tilelang.ir.structural import structural_equal
 from tilelang.schedule.common import and_predicate, block_subject, find_block
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import buffers_of, siblings
@@ -221,14 +223,39 @@ def reverse_compute_inline(func, name):
         raise schedule_error("reverse_compute_inline", subject, f"{buffer.name} has other readers")
     loads = []
     _ReplaceLoads(buffer, lambda op: loads.append(op) or op).visit(store.value)
-    if len(loads) != 1 or any(_reads_buffer(i, buffer) for i in store.indices):
+    if not loads or any(_reads_buffer(i, buffer) for i in store.indices):
+        raise schedule_error(
+            "reverse_compute_inline", subject, f"must read {buffer.name} in its value", realize
+        )
+    if not all(
+        all(structural_equal(a, b) for a, b in zip(ld.indices, loads[0].indices)) for ld in loads
+    ):
         raise schedule_error(
             "reverse_compute_inline",
             subject,
-            f"must read {buffer.name} exactly once, in its value",
+            f"reads {buffer.name} at different indices",
             realize,
         )
-    indices = _plain_indices("reverse_compute_inline", subject, realize, loads[0].indices, buffer)
+    # The consumer's iterators, recovered from the element the producer stores:
+    # the load indices must be a bijective iterator map (TVM's affine loads).
+    block = realize.block
+    iters = {iv.var: iv.dom for iv in block.iter_vars}
+    vmap = inverse_map(list(loads[0].indices), iters, list(p_store.indices))
+    if vmap is None:
+        raise schedule_error(
+            "reverse_compute_inline",
+            subject,
+            f"the indices of {buffer.name} are not a bijective map of its iterators",
+            realize,
+        )
+    indices = [iv.var for iv in block.iter_vars]
+    if not _covers(producer, p_store.indices, realize, loads[0].indices):
+        raise schedule_error(
+            "reverse_compute_inline",
+            subject,
+            f"its producer does not write every element of {buffer.name} it reads",
+            realize,
+        )
     start, end = tree.order.index(producer), tree.order.index(realize)
     if start > end:
         raise schedule_error("reverse_compute_inline", subject, "it runs before its producer")
@@ -242,7 +269,6 @@ def reverse_compute_inline(func, name):
                 f"block {r.block.name_hint!r} runs between it and its producer and "
                 "touches its buffers",
             )
-    vmap = dict(zip(indices, p_store.indices))
     value = _ReplaceLoads(buffer, lambda op: p_store.value).visit(substitute(store.value, vmap))
     new_store = S.BufferStore(
         store.buffer, value, tuple(substitute(i, vmap) for i in store.indices)
@@ -282,6 +308,24 @@ def _overcompute_predicate(tree, producer, consumer, indices, vmap):
             if not ana.can_prove(cond):
                 conds.append(ana.simplify(cond))
     return _conjunction(conds)
+
+
+def _covers(producer, p_indices, consumer, c_indices) -> bool:
+    """Whether the elements the producer stores (over its iterators' domains) include
+    every element the consumer loads (over its own): each consumer iteration must
+    get its value from a producer iteration once inlined."""
+
+    def box(realize, indices):
+        dom = {iv.var: iv.dom for iv in realize.block.iter_vars}
+        return [eval_interval(ix, dom) for ix in indices]
+
+    for (plo, phi), (clo, chi) in zip(box(producer, p_indices), box(consumer, c_indices)):
+        if any(x is None for x in (plo, phi, clo, chi)):
+            return False
+        low, high = const_value(simplify(clo - plo)), const_value(simplify(phi - chi))
+        if low is None or high is None or low < 0 or high < 0:
+            return False
+    return True
 
 
 def _within(inner, outer) -> bool:
