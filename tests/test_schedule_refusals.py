@@ -182,3 +182,27 @@ def test_buffers_can_be_named():
     assert 'scope="shared.dyn"' in sch.mod.script()
     sch.cache_write("C", "C", "local")
     assert "C_local" in sch.mod.script()
+
+
+PARALLEL_REDUCTION = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        for k in T.parallel(16):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+"""
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [(PARALLEL_REDUCTION, "not serial"), (NOT_QUASI_AFFINE, "quasi-affine")],
+    ids=["parallel_loop", "not_quasi_affine"],
+)
+def test_rfactor_refuses_parallel_reduction_loops_and_non_affine_bindings(text, match):
+    sch = tir.Schedule(tilelang.parse(text))
+    _, k = sch.get_loops("B")
+    refused(sch, lambda: sch.rfactor(k, 0), f"rfactor.*{match}")

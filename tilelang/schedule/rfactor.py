@@ -28,7 +28,7 @@ import attrs
 import numpy as np
 
 from tilelang.analysis import get_block_access_region
-from tilelang.arith import const_value
+from tilelang.arith import const_value, detect_iter_map
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.var_usage import uses_any_var
@@ -274,6 +274,23 @@ def _check_loops(subject, realize, loops, loop):
     if not isinstance(realize.predicate, E.IntImm) or not realize.predicate.value:
         raise schedule_error(
             "rfactor", subject, "blocks with a T.where predicate are not supported", realize
+        )
+    for lp in loops:
+        if lp.kind is not S.ForKind.SERIAL and any(uses_any_var(v, [lp.loop_var]) for v in reduce):
+            raise schedule_error(
+                "rfactor",
+                subject,
+                f"reduction loop {lp.loop_var.name} is {lp.kind.value}, not serial",
+                lp,
+            )
+    iters = {lp.loop_var: Range(lp.min, lp.extent) for lp in loops}
+    found = detect_iter_map(realize.iter_values, iters, realize.predicate)
+    if found.indices is None:
+        raise schedule_error(
+            "rfactor",
+            subject,
+            f"its bindings are not quasi-affine ({found.errors[0]})",
+            realize,
         )
     if const_value(loop.min) != 0 or loop.step is not None:
         raise schedule_error(
