@@ -103,8 +103,11 @@ class ReductionPrimitives:
         spatial there, so the loop can then be parallelized or vectorized. The original
         block keeps its name and combines the partial results.
 
-        The write-back block goes right after the outermost loop that holds only
-        this block, so a consumer sharing an outer loop reads the combined result.
+        When the block shares outer loops with other blocks (and none of them writes
+        its inputs), the partial reductions run first in a copy of the whole loop
+        nest and the write-back takes the block's place, as in TVM; otherwise the
+        write-back goes right after the outermost loop that holds only this block.
+        Either way a consumer sharing an outer loop reads the combined result.
 
         Parameters
         ----------
@@ -126,7 +129,8 @@ class ReductionPrimitives:
         ScheduleError
             When there is not exactly one block under the loop, the loop is not one of
             its reduction loops, the block is not such a reduction (or has a predicate,
-            or a loop carrying both spatial and reduction iterators), a loop the
+            or a loop carrying both spatial and reduction iterators), a reduction
+            loop is not serial, the bindings are not quasi-affine, a loop the
             block shares with other blocks carries the reduction, or
             ``factor_axis`` is out of range.
 
