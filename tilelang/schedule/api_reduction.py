@@ -239,7 +239,8 @@ class ReductionPrimitives:
                 T.func_attr({"global_symbol": "main"})
                 for i in range(4):
                     with T.block("B_o"):
-                        vi_o = T.axis.remap("S", [i])
+                        vi_o = T.axis.spatial(4, i)
+                        vj_o = T.axis.spatial(1, 0)
                         T.reads(A[vi_o, 0:8])
                         T.writes(B[vi_o, 0:8])
                         for j in range(8):

@@ -78,6 +78,10 @@ def blockize(func, loop_var, preserve_unit_iters=True):
             inner_ivs.append(attrs.evolve(iv, var=vi))
             inner_values.append(inner_part.to_expr())
             body_map[iv.var] = vi
+            if preserve_unit_iters:  # TVM keeps a unit outer iterator per iterator
+                unit = S.IterVar(Range(0, E.IntImm(dtype, 1)), E.Var(f"{name}_o", dtype), iv.iter_type)
+                outer_ivs.append(unit)
+                outer_values.append(E.IntImm(dtype, 0))
             continue
         dom_extent = const_value(iv.dom.extent)
         divisible = all(c % inner_extent == 0 for _, c in outer_part.live_terms())
