@@ -206,3 +206,29 @@ def test_rfactor_refuses_parallel_reduction_loops_and_non_affine_bindings(text, 
     sch = tir.Schedule(tilelang.parse(text))
     _, k = sch.get_loops("B")
     refused(sch, lambda: sch.rfactor(k, 0), f"rfactor.*{match}")
+
+
+TWO_PRODUCERS = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), D: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8), "float32")
+    C = T.alloc_buffer((8, 8), "float32")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(8, 8):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = B[vi, vj] + C[vi, vj]
+"""
+
+
+def test_reverse_compute_at_needs_every_producer_under_the_loop():
+    sch = tir.Schedule(tilelang.parse(TWO_PRODUCERS))
+    i, _ = sch.get_loops("C")
+    refused(sch, lambda: sch.reverse_compute_at(sch.get_block("D"), i), "all the producer")

@@ -114,6 +114,16 @@ def _place(primitive, func, name, loop_var, preserve_unit_loops, index, forward)
                 loop,
             )
         (buffer,) = candidates
+        for r in others:  # as TVM: every producer of the block's inputs is under it
+            before = tree.order.index(r) < tree.order.index(realize)
+            if before and buffers_of(r)[1] & reads and not any(r is u for u in under):
+                raise schedule_error(
+                    primitive,
+                    subject,
+                    f"requires all the producer blocks to be under loop "
+                    f"{loop.loop_var.name}; {r.block.name_hint!r} is not",
+                    loop,
+                )
         partners = [r for r in others if buffer in buffers_of(r)[1]]
         outside = [r for r in partners if not any(r is u for u in under)]
         if outside:
