@@ -228,13 +228,21 @@ class _Detector:
                 continue
             if isinstance(cond, E.IntImm) and cond.value:
                 continue
-            if not isinstance(cond, E.LT) or const_value(cond.b) is None:
+            if not isinstance(cond, E.LT) or uses_any_var(cond.b, self.iter_vars):
                 raise _Fail(f"the predicate {cond} is not a bound on a fused iterator")
-            split, base = self.fuse(self.to_sum(cond.a))
-            _need_int(split)
+            symbolic = [v for v, m in self.iters.items() if not isinstance(m.extent, int)]
+            try:
+                split, base = self.fuse(self.to_sum(cond.a))
+            except _Fail:
+                if uses_any_var(cond.a, symbolic):
+                    continue  # a ragged bound over symbolic tiles: not analysed further
+                raise
             if split.lower_factor != 1 or split.scale != 1 or const_value(base) != 0:
                 raise _Fail(f"the predicate {cond} is not a bound on a fused iterator")
-            out[id(split.mark)] = min(out.get(id(split.mark), split.mark.extent), cond.b.value)
+            limit = const_value(cond.b)
+            if limit is None or not isinstance(split.mark.extent, int):
+                limit = split.mark.extent  # a symbolic bound (``< N``): no narrower extent
+            out[id(split.mark)] = _narrower(out.get(id(split.mark)), limit)
         return out
 
 
@@ -373,6 +381,14 @@ def product(factors, dtype="int32") -> E.PrimExpr:
 
 
 # ------------------------------------------------------------------ helpers
+
+
+def _narrower(old, new):
+    if old is None:
+        return new
+    if isinstance(old, int) and isinstance(new, int):
+        return min(old, new)
+    return old if isinstance(old, int) else new
 
 
 def _is_one(x) -> bool:
