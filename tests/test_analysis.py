@@ -23,14 +23,12 @@ from tilelang.ir import (
     seq_stmt,
     structural_equal,
 )
-from tilelang.ir.analysis import (
-    collect_vars,
+from tilelang.analysis import (
     get_block_access_region,
     get_block_read_write_region,
     infer_block_regions,
-    undefined_vars,
-    uses_var,
 )
+from tilelang.ir.var_usage import collect_vars, undefined_vars, uses_var
 
 S, R = IterVar.DataPar, IterVar.CommReduce
 

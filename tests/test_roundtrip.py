@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 
 import tilelang
 from tilelang.ir import IRModule, StmtExprMutator, assert_structural_equal
-from tilelang.ir.analysis import infer_block_regions
+from tilelang.analysis import infer_block_regions
 from tilelang.testing.strategies import prim_funcs
 
 SAMPLES = sorted((Path(__file__).resolve().parents[1] / "samples").glob("*.tir"))

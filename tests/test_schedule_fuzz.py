@@ -1,5 +1,6 @@
-"""Schedule fuzzing: random primitive sequences on random small programs. Each step
-either succeeds and the program still computes the same numbers, or raises
+"""Schedule fuzzing: random primitive sequences on random small programs (maps,
+shifts, reversed indices, windows that over-compute at the edges, row sums). Each
+step either succeeds and the program still computes the same numbers, or raises
 ScheduleError and leaves the module exactly as it was. Nothing else may escape."""
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def random_program(rng: random.Random) -> str:
         lines.append(f'    {name} = T.alloc_buffer(({n}, {m}), "float32")')
     for s in range(stages):
         src, dst = names[s], names[s + 1]
-        kind = rng.choice(["map", "map", "shift", "sum"])
+        kind = rng.choice(["map", "map", "shift", "sum", "reverse", "window"])
         lines.append(f"    for i, j in T.grid({n}, {m}):" if kind != "sum"
                      else f"    for i, j, k in T.grid({n}, {m}, {m}):")  # fmt: skip
         lines.append(f'        with T.block("S{s}"):')
@@ -37,6 +38,17 @@ def random_program(rng: random.Random) -> str:
                 "            with T.init():",
                 f"                {dst}[vi, vj] = T.float32(0)",
                 f"            {dst}[vi, vj] = {dst}[vi, vj] + {src}[vi, vk] * T.float32(0.5)",
+            ]
+        elif kind == "reverse":  # a reversed index: compute_at solves c - v
+            lines += [
+                '            vi, vj = T.axis.remap("SS", [i, j])',
+                f"            {dst}[vi, vj] = {src}[vi, {m - 1} - vj] + T.float32(3)",
+            ]
+        elif kind == "window":  # reads past its point: regions over-compute at edges
+            lines += [
+                '            vi, vj = T.axis.remap("SS", [i, j])',
+                f"            {dst}[vi, vj] = T.if_then_else(vj < {m - 1}, "
+                f"{src}[vi, vj] + {src}[vi, vj + 1], {src}[vi, vj])",
             ]
         elif kind == "shift":
             lines += [
@@ -82,14 +94,16 @@ def random_step(sch, rng):
     choice = rng.choice(
         ["split", "fuse", "reorder", "parallel", "vectorize", "unroll", "compute_at",
          "reverse_compute_at", "compute_inline", "reverse_compute_inline", "cache_read",
-         "cache_write", "decompose_reduction", "bind", "blockize"]
+         "cache_write", "decompose_reduction", "bind", "blockize", "rfactor"]
     )  # fmt: skip
     if choice == "split":
         sch.split(loop, factors=[None, rng.choice([1, 2, 3, 4, 5])])
     elif choice == "fuse":
-        sch.fuse(*loops[: rng.randint(1, len(loops))])
+        sch.fuse(*loops[: rng.randint(1, max(1, len(loops)))])
     elif choice == "reorder":
         sch.reorder(*rng.sample(loops, len(loops)))
+    elif choice == "rfactor":
+        sch.rfactor(loop, rng.randint(0, 1))
     elif choice in ("parallel", "vectorize", "unroll", "blockize"):
         getattr(sch, choice)(loop)
     elif choice == "bind":

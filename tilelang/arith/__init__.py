@@ -10,9 +10,11 @@ the C printer share it.
 from tilelang.arith.analyzer import Analyzer, const_value, simplify
 from tilelang.arith.bound import ConstBound, const_bound
 from tilelang.arith.int_set import const_difference, eval_interval, fold_max, fold_min, range_extent
+from tilelang.arith.iter_map import detect_iter_map, iter_map_simplify
 from tilelang.arith.linear import LinearForm, linear_form
 
 __all__ = [
     "Analyzer", "simplify", "const_value", "ConstBound", "const_bound", "LinearForm",
     "linear_form", "eval_interval", "const_difference", "fold_min", "fold_max", "range_extent",
+    "detect_iter_map", "iter_map_simplify",
 ]  # fmt: skip

@@ -28,6 +28,7 @@ from tilelang.ir.buffer import Range
 from tilelang.ir.convert import binary, const_int_value
 from tilelang.ir.functor import NodeFunctor
 from tilelang.ir.node import deep_recursion
+from tilelang.ir.var_usage import collect_vars
 
 Bound = E.PrimExpr | None
 
@@ -118,8 +119,6 @@ class _IntervalEval(NodeFunctor):
         self._uses_cache: dict[int, bool] = {}
 
     def uses_relaxed(self, expr: E.PrimExpr) -> bool:
-        from tilelang.ir.analysis import collect_vars
-
         key = id(expr)
         cached = self._uses_cache.get(key)
         if cached is None:

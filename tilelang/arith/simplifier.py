@@ -114,6 +114,14 @@ class Simplifier(StmtExprMutator):
                 rest.add_atom(atom, coeff)
         quotient.const, rest.const = divmod(form.const, c)
         bound = self.ana.form_bound(rest)
+        if floor and not (bound.lo is not None and bound.hi is not None and bound.lo // c == bound.hi // c):
+            # ``(x * 8 + 7) // 16`` is ``x // 2``: split each term whose coefficient
+            # divides c into its whole periods and a bounded remainder
+            split_q, split_r = _split_terms(quotient, rest, c)
+            split_bound = self.ana.form_bound(split_r)
+            lo, hi = split_bound.lo, split_bound.hi
+            if lo is not None and hi is not None and lo // c == hi // c:
+                quotient, rest, bound = split_q, split_r, split_bound
         if bound.lo is not None and bound.hi is not None and bound.lo // c == bound.hi // c:
             period = bound.lo // c
             if is_div:
@@ -230,6 +238,22 @@ def _decide(cls, bound) -> bool | None:
     if false_when:
         return False
     return None
+
+
+def _split_terms(quotient, rest, c):
+    """``quotient`` and ``rest`` with each ``atom * k`` of ``rest`` (``k`` dividing
+    ``c``) written as ``atom // (c / k) * c + atom % (c / k) * k`` (floor semantics)."""
+    new_q, new_r = LinearForm(rest.dtype), LinearForm(rest.dtype)
+    new_q.add_form(quotient)
+    new_r.const = rest.const
+    for atom, coeff in rest.live_terms():
+        if coeff > 0 and c % coeff == 0 and not isinstance(atom, E.IntImm):
+            k = E.IntImm(atom.dtype, c // coeff)
+            new_q.add_atom(E.FloorDiv(atom, k), 1)
+            new_r.add_atom(E.FloorMod(atom, k), coeff)
+        else:
+            new_r.add_atom(atom, coeff)
+    return new_q, new_r
 
 
 def _vector_rule(cls, a, b):

@@ -311,7 +311,7 @@ class StmtBuilderMixin(AssignBuilderMixin):
         )
         if frame.reads is None or frame.writes is None:
             # as TVM's parser: regions the program does not state are inferred
-            from tilelang.ir.analysis import get_block_read_write_region
+            from tilelang.analysis import get_block_read_write_region
 
             reads, writes = get_block_read_write_region(block)
             locate = _Locate(span)

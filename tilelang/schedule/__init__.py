@@ -15,7 +15,7 @@ The package has two layers, and the module names say which a file belongs to:
   ``api_state`` (state, get_sref, work_on, enter_postproc, get_output_blocks,
   sample_compute_location). Each method is a thin wrapper around its rewrite and
   carries the long, tested docstring example that docs/schedule.md is generated from.
-- The rewrite modules (``loop_transformation``, ``block_placement``, ``cache``,
+- The rewrite modules (``loop_transformation``, ``block_placement``, ``inline``, ``cache``,
   ``reindex_cache``, ``reduction``, ``rfactor``, ``blockize``, ``sampling``,
   ``navigation``) take a PrimFunc and resolved targets (names, loop variables),
   validate, and return the new PrimFunc; they know nothing of handles or traces.

@@ -34,8 +34,11 @@ class AnnotationPrimitives:
         Raises
         ------
         ScheduleError
-            When the loop carries a reduction iterator of a block under it, or is
-            strided.
+            When the loop carries a reduction iterator of a block under it, is
+            strided, or a block directly under it is neither *complete* (spatial
+            iterators only, reading none of what it writes) nor a *reduction* (an
+            init, quasi-affine bindings, writes at spatial indices): TVM's compact
+            data flow.
 
         Example
         -------
@@ -88,7 +91,8 @@ class AnnotationPrimitives:
         ------
         ScheduleError
             When the loop carries a reduction iterator of a block under it, is strided,
-            or its extent is not a constant.
+            its extent is not a constant, or the blocks under it lack compact data
+            flow (as :meth:`parallel`).
 
         Example
         -------
@@ -194,8 +198,9 @@ class AnnotationPrimitives:
         Raises
         ------
         ScheduleError
-            When the loop carries a reduction iterator or is strided, the axis is
-            unknown, or the axis would get two different extents in one kernel.
+            When the loop carries a reduction iterator or is strided, the blocks under
+            it lack compact data flow (as :meth:`parallel`), the axis is unknown, or
+            the axis would get two different extents in one kernel.
 
         Example
         -------
@@ -292,7 +297,7 @@ class AnnotationPrimitives:
                         B[vi] = A[vi] * T.float32(2)
         """
         func_name, target = self._block_or_loop(block_or_loop, "annotate")
-        value = self._value(ann_val)
+        value = self._value(ann_val, "annotate")
         func = navigation.annotate(self._mod[func_name], target, ann_key, value)
         args = [("block_or_loop", block_or_loop), ("ann_key", ann_key), ("ann_val", ann_val)]
         self._apply("annotate", args, func_name, func)

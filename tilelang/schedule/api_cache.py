@@ -12,22 +12,25 @@ class CachePrimitives:
     :class:`~tilelang.schedule.Schedule`, which provides the handle resolution and
     ``_apply``)."""
 
-    def cache_read(self, block, read_buffer_index: int, storage_scope: str) -> BlockRV:
+    def cache_read(self, block, read_buffer_index: int | str, storage_scope: str) -> BlockRV:
         """Reads buffer ``reads[read_buffer_index]`` of ``block`` through a copy in
         ``storage_scope``.
 
         A new block ``<buffer>_<scope>`` copies the whole buffer into the cache after its
-        last writer; every block reading the buffer after the copy reads the cache.
-        Move the copy with :meth:`compute_at`.
+        writer (a block or a plain loop); every block reading the buffer after the copy
+        reads the cache, nested blocks of a blockized reader included. Move the copy
+        with :meth:`compute_at`.
 
         Parameters
         ----------
         block : BlockRV or str
             The reading block.
-        read_buffer_index : int
-            The position of the buffer in the block's ``T.reads``.
+        read_buffer_index : int or str
+            The position of the buffer in the block's ``T.reads``, or its name.
         storage_scope : str
-            The scope of the cache, e.g. ``"shared"``, ``"local"`` or ``"global.A_reg"``.
+            The scope of the cache, e.g. ``"shared"``, ``"local"`` or ``"global.A_reg"``:
+            one of TVM's ranks (global, shared, warp, local, wmma, metal, texture) with
+            an optional ``.tag``.
 
         Returns
         -------
@@ -37,8 +40,9 @@ class CachePrimitives:
         Raises
         ------
         ScheduleError
-            When the index is out of range, the scope is not a valid name, the block
-            also writes the buffer, or the buffer is written after the block.
+            When the index is out of range, the scope is not a valid scope, the block
+            also writes the buffer, the buffer has several producer blocks, or it is
+            written after the block.
 
         Example
         -------
@@ -80,22 +84,26 @@ class CachePrimitives:
         """
         return self._cache("cache_read", block, read_buffer_index, storage_scope)
 
-    def cache_write(self, block, write_buffer_index: int, storage_scope: str) -> BlockRV:
+    def cache_write(self, block, write_buffer_index: int | str, storage_scope: str) -> BlockRV:
         """Writes buffer ``writes[write_buffer_index]`` of ``block`` through a cache in
         ``storage_scope``.
 
         The block writes a new buffer ``<buffer>_<scope>``, and a new block of the same
-        name copies it into the original buffer right after the block's loop nest.
-        Move the copy with :meth:`reverse_compute_at`.
+        name copies it into the original buffer right after the block's loop nest,
+        over the region the block writes (constant bounds; the whole dimension
+        otherwise). When the block reads the buffer before writing it (no
+        ``T.init``), or a predicate may skip part of that region, a block
+        ``<buffer>_<scope>_in`` first copies the region into the cache, so the
+        result is unchanged. Move the copy with :meth:`reverse_compute_at`.
 
         Parameters
         ----------
         block : BlockRV or str
             The writing block.
-        write_buffer_index : int
-            The position of the buffer in the block's ``T.writes``.
+        write_buffer_index : int or str
+            The position of the buffer in the block's ``T.writes``, or its name.
         storage_scope : str
-            The scope of the cache, e.g. ``"local"`` or ``"shared"``.
+            The scope of the cache, e.g. ``"local"`` or ``"shared"`` (as cache_read).
 
         Returns
         -------
@@ -105,9 +113,9 @@ class CachePrimitives:
         Raises
         ------
         ScheduleError
-            When the index is out of range, the scope is not a valid name, another
-            block of the scope writes the buffer, or a block reads it inside the same
-            loop nest.
+            When the index is out of range, the scope is not a valid scope, another
+            block of the scope writes the buffer, a block reads it inside the same
+            loop nest, or a plain (block-less) statement of that nest accesses it.
 
         Example
         -------
@@ -157,18 +165,18 @@ class CachePrimitives:
         (rv,) = self._apply(primitive, args, func_name, func, blocks=[new_name])
         return rv
 
-    def set_scope(self, block, buffer_index: int, storage_scope: str) -> None:
+    def set_scope(self, block, buffer_index: int | str, storage_scope: str) -> None:
         """Changes the storage scope of buffer ``writes[buffer_index]`` of ``block``.
 
         Parameters
         ----------
         block : BlockRV or str
             The writing block.
-        buffer_index : int
-            The position of the buffer in the block's ``T.writes``; it must be
-            allocated in the function (``T.alloc_buffer``), not a parameter.
+        buffer_index : int or str
+            The position of the buffer in the block's ``T.writes``, or its name; it
+            must be allocated in the function (``T.alloc_buffer``), not a parameter.
         storage_scope : str
-            The new scope, e.g. ``"shared"`` or ``"local"``.
+            The new scope, e.g. ``"shared"`` or ``"local"`` (as cache_read).
 
         Returns
         -------

@@ -38,9 +38,11 @@ class LoopPrimitives:
         Raises
         ------
         ScheduleError
-            When the loop starts elsewhere than 0 or is strided, fewer than two factors
-            or more than one None are given, a factor is not a positive integer, or
-            the factors multiply to less than the extent.
+            When the loop starts elsewhere than 0 or is strided, is not serial (bound,
+            parallel, vectorized or unrolled) or has annotations, fewer than two
+            factors or more than one None are given, a factor is not a positive
+            integer (``T.int64(10)`` and NumPy integers are), or the factors multiply
+            to less than the extent.
 
         Example
         -------
@@ -78,7 +80,7 @@ class LoopPrimitives:
         func, new_vars = loop_transformation.split(
             self._mod[func_name],
             var,
-            self._value(list(factors)),
+            self._value(list(factors), "split"),
             preserve_unit_iters,
             disable_predication,
         )
@@ -95,6 +97,10 @@ class LoopPrimitives:
 
         Blocks under the loops bind each old loop variable to a ``//`` and ``%`` of the
         fused one; the fused extent is the product of the extents.
+
+        The blocks bind each fused loop's slice in TVM's normal form
+        (:mod:`tilelang.arith.iter_map`): ``f // 16384``, ``f % 16384 // 128``,
+        ``f % 128``; a symbolic fused extent reads ``n * 16384``.
 
         Parameters
         ----------
@@ -114,7 +120,8 @@ class LoopPrimitives:
         ScheduleError
             When fewer than two loops or a loop twice are given, the loops are not
             consecutive and perfectly nested, a loop starts elsewhere than 0 or is
-            strided, or an extent depends on another fused loop.
+            strided, is not serial or has annotations, or an extent depends on another
+            fused loop.
 
         Example
         -------
@@ -176,8 +183,11 @@ class LoopPrimitives:
         ------
         ScheduleError
             When a loop is given twice, the loops are not nested in one another or the
-            chain between them is not perfectly nested, or a loop's range depends on a
-            loop that would move inside it.
+            chain between them is not perfectly nested, a loop's range depends on a
+            loop that would move inside it, or a block under the loops has an
+            iterator that is neither spatial nor reduction, or bindings (with its
+            predicate) that are not an affine iterator map of the loops from the
+            outermost reordered one down (:func:`tilelang.arith.detect_iter_map`).
 
         Example
         -------

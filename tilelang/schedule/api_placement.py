@@ -1,10 +1,10 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` that move or inline a block:
 compute_at, reverse_compute_at, compute_inline, reverse_compute_inline. The
-rewrites are in :mod:`.block_placement`."""
+rewrites are in :mod:`.block_placement` and :mod:`.inline`."""
 
 from __future__ import annotations
 
-from tilelang.schedule import block_placement
+from tilelang.schedule import block_placement, inline
 from tilelang.schedule.api_state import at_mark, is_mark
 from tilelang.schedule.errors import schedule_error
 
@@ -20,6 +20,11 @@ class PlacementPrimitives:
 
         The block gets new loops ``ax0, ...`` over that region, placed after what writes
         its inputs and before what reads its output.
+
+        Where the region the consumers read runs past the block's iterator domain or
+        the buffer (a ragged tile edge, a stencil at the border), the moved block
+        gets TVM's bound predicate, e.g. ``T.where(j + ax0 < 16)``, unless the range
+        can be clipped to a constant one.
 
         Parameters
         ----------
@@ -101,6 +106,9 @@ class PlacementPrimitives:
 
         The block gets new loops ``ax0, ...`` over that region, placed after its
         producers and before whatever reads its output.
+
+        As :meth:`compute_at`, a region past the block's domain or the buffer gets a
+        bound predicate (``T.where(j_0 * 5 + ax0 < 16)``).
 
         Parameters
         ----------
@@ -199,6 +207,8 @@ class PlacementPrimitives:
         Each load of the intermediate buffer is replaced by the stored expression; a
         buffer no longer used is no longer allocated.
 
+        Loads in a consumer's ``T.where`` are inlined too.
+
         Parameters
         ----------
         block : BlockRV or str
@@ -214,8 +224,9 @@ class PlacementPrimitives:
         ScheduleError
             When the block is a reduction, has a predicate, allocates buffers, is not a
             single store to an intermediate buffer, another block writes that buffer,
-            the block reads it itself, or a consumer reads it before it is written or
-            after its inputs change.
+            the block reads it itself, a consumer reads it before it is written or
+            after its inputs change, or a consumer uses the buffer other than by loads
+            (``access_ptr``, a ``T.match_buffer`` source, its data pointer).
 
         Example
         -------
@@ -262,6 +273,10 @@ class PlacementPrimitives:
 
         The producer stores the consumer's expression (of the produced value) straight
         into the consumer's output buffer.
+
+        When the producer computes more of the buffer than the consumer reads, the
+        inlined producer gets the predicate ``T.where(i < 127 and j < 127)`` that
+        keeps its stores inside the consumer's domain.
 
         Parameters
         ----------
@@ -322,5 +337,5 @@ class PlacementPrimitives:
 
     def _inline(self, primitive, block):
         block, func_name, name = self._block_target(block, primitive)
-        func = getattr(block_placement, primitive)(self._mod[func_name], name)
+        func = getattr(inline, primitive)(self._mod[func_name], name)
         self._apply(primitive, [("block", block)], func_name, func)

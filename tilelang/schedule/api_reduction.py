@@ -103,6 +103,12 @@ class ReductionPrimitives:
         spatial there, so the loop can then be parallelized or vectorized. The original
         block keeps its name and combines the partial results.
 
+        When the block shares outer loops with other blocks (and none of them writes
+        its inputs), the partial reductions run first in a copy of the whole loop
+        nest and the write-back takes the block's place, as in TVM; otherwise the
+        write-back goes right after the outermost loop that holds only this block.
+        Either way a consumer sharing an outer loop reads the combined result.
+
         Parameters
         ----------
         loop : LoopRV
@@ -123,7 +129,9 @@ class ReductionPrimitives:
         ScheduleError
             When there is not exactly one block under the loop, the loop is not one of
             its reduction loops, the block is not such a reduction (or has a predicate,
-            or a loop carrying both spatial and reduction iterators), or
+            or a loop carrying both spatial and reduction iterators), a reduction
+            loop is not serial, the bindings are not quasi-affine, a loop the
+            block shares with other blocks carries the reduction, or
             ``factor_axis`` is out of range.
 
         Example
@@ -165,7 +173,7 @@ class ReductionPrimitives:
                         B_rf[vk_1, vi] = B_rf[vk_1, vi] + A[vi, vk_0 * 4 + vk_1]
                 for i, k_1 in T.grid(4, 4):
                     with T.block("B"):
-                        vi, vk_1 = T.axis.remap("SR", [i, k_1])
+                        vk_1, vi = T.axis.remap("RS", [k_1, i])
                         T.reads(B_rf[vk_1, vi])
                         T.writes(B[vi])
                         with T.init():
@@ -231,7 +239,8 @@ class ReductionPrimitives:
                 T.func_attr({"global_symbol": "main"})
                 for i in range(4):
                     with T.block("B_o"):
-                        vi_o = T.axis.remap("S", [i])
+                        vi_o = T.axis.spatial(4, i)
+                        vj_o = T.axis.spatial(1, 0)
                         T.reads(A[vi_o, 0:8])
                         T.writes(B[vi_o, 0:8])
                         for j in range(8):

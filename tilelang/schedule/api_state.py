@@ -8,7 +8,7 @@ from __future__ import annotations
 from tilelang.errors import ScheduleError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.schedule import block_placement, navigation
+from tilelang.schedule import block_placement, inline, navigation
 from tilelang.schedule.common import find_block
 from tilelang.schedule.state import BlockRV, LoopRV, Tree
 
@@ -36,7 +36,7 @@ def is_mark(target) -> bool:
 def at_mark(func, name: str, mark: ComputeLocationMark):
     """``compute_at`` of block ``name`` at a mark, as TVM does it: at the root the
     block stays where it is; inline it is ``compute_inline``."""
-    return block_placement.compute_inline(func, name) if mark is INLINE_MARK else func
+    return inline.compute_inline(func, name) if mark is INLINE_MARK else func
 
 
 class StatePrimitives:
@@ -191,7 +191,7 @@ class StatePrimitives:
 def _compute_locations(func, name) -> list:
     """``(decision, loop variable or mark)`` pairs, in increasing decision order."""
     out = []
-    if _succeeds(block_placement.compute_inline, func, name):
+    if _succeeds(inline.compute_inline, func, name):
         out.append((-2, INLINE_MARK))
     out.append((-1, ROOT_MARK))
     consumers = navigation.get_consumers(func, name)

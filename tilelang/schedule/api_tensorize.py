@@ -79,7 +79,8 @@ class TensorizePrimitives:
                 C_elem_offset = T.int32()
                 for i in range(2):
                     with T.block("dot_o"):
-                        vi_o = T.axis.remap("S", [i])
+                        vi_o = T.axis.spatial(2, i)
+                        vk_o = T.axis.reduce(1, 0)
                         T.reads(C[vi_o], A[vi_o, 0:16], B[0:16])
                         T.writes(C[vi_o])
                         T.block_attr({"pragma_import_c": "int tl_dot16_f32(float *c, const float *a, const float *b) {\n  float s = c[0];\n  for (int k = 0; k < 16; ++k) s += a[k] * b[k];\n  c[0] = s;\n  return 0;\n}\n"})

@@ -21,7 +21,7 @@ from tilelang.ir import stmt as S
 from tilelang.ir.analysis import get_block_read_write_region
 from tilelang.ir.dtype import DataType
 from tilelang.ir.functor import StmtExprMutator, post_order_visit
-from tilelang.schedule.block_placement import _allocated_in
+from tilelang.schedule.inline import allocated_in
 from tilelang.schedule.common import block_subject, find_block
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree, rewrite
@@ -87,7 +87,7 @@ def unsafe_set_dtype(func, name, buffer_index, dtype):
             f"{[r.buffer.name for r in writes]}",
         )  # fmt: skip
     buffer = writes[buffer_index].buffer
-    if _allocated_in(tree, buffer) is None:
+    if allocated_in(tree, buffer) is None:
         raise schedule_error(
             "unsafe_set_dtype", subject,
             f"{buffer.name} is not allocated inside the function: an argument's type is "

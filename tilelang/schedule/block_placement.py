@@ -1,14 +1,12 @@
-"""Moving blocks: compute_at, reverse_compute_at, compute_inline,
-reverse_compute_inline."""
+"""Moving blocks: compute_at and reverse_compute_at (inlining is in :mod:`.inline`)."""
 
 from __future__ import annotations
 
-import attrs
-
-from tilelang.arith import const_value, simplify
+from tilelang.arith import Analyzer, ConstBound, const_value, detect_iter_map, simplify
+from tilelang.ir.buffer import Range
+from tilelang.ir.var_usage import uses_var
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.functor import StmtExprMutator, substitute
 from tilelang.schedule.common import block_subject, find_block, find_loop
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import (
@@ -116,6 +114,16 @@ def _place(primitive, func, name, loop_var, preserve_unit_loops, index, forward)
                 loop,
             )
         (buffer,) = candidates
+        for r in others:  # as TVM: every producer of the block's inputs is under it
+            before = tree.order.index(r) < tree.order.index(realize)
+            if before and buffers_of(r)[1] & reads and not any(r is u for u in under):
+                raise schedule_error(
+                    primitive,
+                    subject,
+                    f"requires all the producer blocks to be under loop "
+                    f"{loop.loop_var.name}; {r.block.name_hint!r} is not",
+                    loop,
+                )
         partners = [r for r in others if buffer in buffers_of(r)[1]]
         outside = [r for r in partners if not any(r is u for u in under)]
         if outside:
@@ -132,7 +140,10 @@ def _place(primitive, func, name, loop_var, preserve_unit_loops, index, forward)
     _check_order(primitive, subject, tree, realize, loop, position, others)
     region = covered_region(primitive, subject, tree, partners, buffer, loop, not forward)
     axes = point_axes(primitive, subject, realize, buffer, forward)
-    new_stmt = _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops)
+    outer = [*tree.loops_above(loop), loop]
+    new_stmt = _new_nest(
+        primitive, subject, realize, axes, region, preserve_unit_loops, buffer, outer
+    )
     items = _items(loop)
     items.insert(position, new_stmt)
     mapping = {
@@ -199,250 +210,135 @@ def _check_order(primitive, subject, tree, realize, loop, position, others):
     check_move(primitive, subject, tree, realize, between)
 
 
-def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops):
-    """The block under fresh loops ``ax0, ax1...`` sweeping the region."""
+def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops, buffer, outer):
+    """The block under fresh loops ``ax0, ax1...`` sweeping the region.
+
+    Where the swept range of an iterator may leave the iterator's domain or the
+    buffer (a region over-computed at a tile edge), the block gets TVM's bound
+    predicate (``T.where(j + ax0 < 16)``) unless the range can be clipped to a
+    constant one."""
     block = realize.block
-    by_var = {id(var): (d, off) for d, (var, off) in enumerate(axes) if var is not None}
-    values, loops = [], []
+    ana = Analyzer()
+    for lp in outer:  # the target loop and those around it
+        b = ana.const_bound(lp.min)
+        e = ana.const_bound(lp.extent)
+        hi = None if b.hi is None or e.hi is None else b.hi + e.hi - 1
+        ana.var_bounds[lp.loop_var] = ConstBound(b.lo, hi)
+    by_var = {}
+    for d, axis in enumerate(axes):
+        if axis is not None:
+            solved = axis.solve(region[d][0], region[d][1], buffer.shape[d])
+            if solved is not None:
+                by_var.setdefault(id(axis.var), []).append(solved)
+    values, loops, conds = [], [], []
     for iv in block.iter_vars:
         dtype = iv.var.dtype
         found = by_var.get(id(iv.var))
+        bound = None
         if found is None:
             low, extent = iv.dom.min, iv.dom.extent
         else:
-            if iv.iter_type != S.IterVar.DataPar:
+            low, high, valid_lo, valid_hi = _union(primitive, subject, found)
+            low, high, bound = _clip(ana, iv, low, high, valid_lo, valid_hi)
+            extent = simplify(high - low + 1)
+            if iv.iter_type != S.IterVar.DataPar and (
+                bound is not None or not _disjoint_chunks(low, extent, outer)
+            ):
                 raise schedule_error(
                     primitive,
                     subject,
-                    f"its reduction iterator {iv.var.name} would be cut to a region",
+                    f"its reduction iterator {iv.var.name} would be cut into chunks that "
+                    "overlap or do not run in order",
                     realize,
                 )
-            d, offset = found
-            low = simplify(region[d][0] - offset)
-            extent = simplify(region[d][1] - region[d][0] + 1)
         if const_value(extent) == 1 and not preserve_unit_loops:
-            values.append(simplify(low) if low.dtype == dtype else low)
-            continue
-        ax = E.Var(f"ax{len(loops)}", dtype)
-        loops.append((ax, extent))
-        values.append(simplify(low + ax) if const_value(low) != 0 else ax)
-    body = S.BlockRealize(tuple(values), E.IntImm("bool", 1), block)
+            value = simplify(low) if low.dtype == dtype else low
+        else:
+            ax = E.Var(f"ax{len(loops)}", dtype)
+            loops.append((ax, extent))
+            value = E.Add(low, ax) if const_value(low) != 0 else ax  # TVM: min + ax
+            b = ana.const_bound(extent)
+            ana.var_bounds[ax] = ConstBound(0, None if b.hi is None else b.hi - 1)
+        values.append(value)
+        if bound is not None:
+            rest, c = _split_const(value)  # TVM's spelling: ``16 <= i``, not ``0 <= i - 16``
+            if not ana.can_prove(E.LE(bound[0], value)):
+                conds.append(E.LE(simplify(bound[0] - c), rest))
+            if not ana.can_prove(E.LT(value, bound[1] + 1)):
+                conds.append(E.LT(rest, simplify(bound[1] + 1 - c)))
+    predicate = conds[0] if conds else E.IntImm("bool", 1)
+    for cond in conds[1:]:
+        predicate = E.And(predicate, cond)
+    body = S.BlockRealize(tuple(values), predicate, block)
     for ax, extent in reversed(loops):
         body = S.For(ax, E.IntImm(ax.dtype, 0), extent, S.ForKind.SERIAL, body)
     return body
 
 
-# ---------------------------------------------------------------- inlining
+def _disjoint_chunks(low, extent, outer) -> bool:
+    """Whether ``[low, low + extent)`` over the iterations of the ``outer`` loops are
+    disjoint chunks visited in increasing order: then a reduction cut into them
+    still runs its init first and accumulates every element once."""
+    size = const_value(extent)
+    if size is None:
+        return False
+    ax = E.Var("chunk", low.dtype)
+    used = [lp for lp in outer if uses_var(low, lp.loop_var)]
+    iters = {lp.loop_var: Range(lp.min, lp.extent) for lp in used}
+    iters[ax] = Range(E.IntImm(low.dtype, 0), E.IntImm(low.dtype, size))
+    result = detect_iter_map([low + ax], iters, bijective=True)
+    return result.indices is not None and all(s.scale > 0 for s in result.indices[0].args)
 
 
-def _single_store(primitive, subject, realize) -> S.BufferStore:
-    block = realize.block
-    if block.init is not None or any(iv.iter_type != S.IterVar.DataPar for iv in block.iter_vars):
-        raise schedule_error(primitive, subject, "a reduction block cannot be inlined", realize)
-    if not isinstance(block.body, S.BufferStore):
-        raise schedule_error(primitive, subject, "the body must be a single buffer store", realize)
-    if not isinstance(realize.predicate, E.IntImm) or not realize.predicate.value:
-        raise schedule_error(
-            primitive, subject, "blocks with a T.where predicate cannot be inlined"
-        )
-    if block.alloc_buffers or block.match_buffers:
-        raise schedule_error(primitive, subject, "the block allocates or matches buffers", realize)
-    return block.body
+def _split_const(value):
+    """``value`` as ``rest + c`` with ``c`` a Python int (0 when there is none)."""
+    value = simplify(value)
+    if isinstance(value, (E.Add, E.Sub)):
+        c = const_value(value.b)
+        if c is not None:
+            return value.a, c if isinstance(value, E.Add) else -c
+    return value, 0
 
 
-def _allocated_in(tree, buffer):
-    for realizes in tree.realizes.values():
-        for r in realizes:
-            if any(b is buffer for b in r.block.alloc_buffers):
-                return r
-    return None
-
-
-def _plain_indices(primitive, subject, realize, indices, buffer):
-    """The iterators of a store/load index list that is exactly distinct iterators."""
-    block_vars = [iv.var for iv in realize.block.iter_vars]
-    if not all(isinstance(i, E.Var) and any(i is v for v in block_vars) for i in indices):
-        raise schedule_error(
-            primitive,
-            subject,
-            f"the indices of {buffer.name} must be plain block iterators",
-            realize,
-        )
-    if len({id(i) for i in indices}) != len(indices) or len(indices) != len(block_vars):
-        raise schedule_error(
-            primitive,
-            subject,
-            f"the indices of {buffer.name} must use every block iterator exactly once",
-            realize,
-        )
-    return list(indices)
-
-
-class _ReplaceLoads(StmtExprMutator):
-    def __init__(self, buffer, make):
-        self.buffer, self.make, self.count = buffer, make, 0
-
-    def visit_buffer_load(self, op):
-        op = self.generic_visit(op)
-        if op.buffer is self.buffer:
-            self.count += 1
-            return self.make(op)
-        return op
-
-
-def drop_alloc(func, buffer):
-    """``func`` without the allocation of ``buffer`` (no longer used)."""
-    owner = _allocated_in(Tree(func), buffer)
-    kept = tuple(b for b in owner.block.alloc_buffers if b is not buffer)
-    return rewrite(func, {id(owner.block): attrs.evolve(owner.block, alloc_buffers=kept)})
-
-
-def _with_regions(block):
-    from tilelang.ir.analysis import get_block_read_write_region
-
-    reads, writes = get_block_read_write_region(block)
-    return attrs.evolve(block, reads=tuple(reads), writes=tuple(writes))
-
-
-def compute_inline(func, name):
-    """Inlines the producer block ``name`` into every block that reads its buffer,
-    and removes the block and the buffer.
-
-    Before / after ``compute_inline(B)``::
-
-        for i in range(8):                       for i in range(8):
-            with T.block("B"):                       with T.block("C"):
-                vi = T.axis.spatial(8, i)                vi = T.axis.spatial(8, i)
-                B[vi] = A[vi] * T.float32(2)             C[vi] = A[vi] * T.float32(2) + T.float32(1)
-        for i in range(8):
-            with T.block("C"):
-                vi = T.axis.spatial(8, i)
-                C[vi] = B[vi] + T.float32(1)
-    """
-    tree = Tree(func)
-    realize = find_block(tree, name, "compute_inline")
-    subject = block_subject(realize)
-    store = _single_store("compute_inline", subject, realize)
-    buffer = store.buffer
-    if _allocated_in(tree, buffer) is None:
-        raise schedule_error(
-            "compute_inline", subject, f"{buffer.name} is not an intermediate buffer", realize
-        )
-    indices = _plain_indices("compute_inline", subject, realize, store.indices, buffer)
-    others = siblings(tree, realize)
-    readers = [r for r in others if buffer in buffers_of(r)[0]]
-    if any(buffer in buffers_of(r)[1] for r in others):
-        raise schedule_error("compute_inline", subject, f"another block writes {buffer.name}")
-    if buffer in buffers_of(realize)[0]:
-        raise schedule_error("compute_inline", subject, f"the block reads {buffer.name} itself")
-    position = tree.order.index(realize)
-    for reader in readers:
-        if tree.order.index(reader) < position:
+def _union(primitive, subject, solved):
+    """The union of the ranges several buffer dimensions ask of one iterator."""
+    low, high, valid_lo, valid_hi = solved[0]
+    for lo, hi, vlo, vhi in solved[1:]:
+        low, high = _extreme(low, lo, min), _extreme(high, hi, max)
+        valid_lo, valid_hi = _extreme(valid_lo, vlo, max), _extreme(valid_hi, vhi, min)
+        if any(x is None for x in (low, high, valid_lo, valid_hi)):
             raise schedule_error(
-                "compute_inline",
-                subject,
-                f"block {reader.block.name_hint!r} reads it before it is written",
+                primitive, subject, "the ranges its buffer indices need are not comparable"
             )
-        between = [r for r in others if position < tree.order.index(r) < tree.order.index(reader)]
-        for r in between:
-            if buffers_of(r)[1] & buffers_of(realize)[0]:
-                raise schedule_error(
-                    "compute_inline",
-                    subject,
-                    f"block {r.block.name_hint!r} changes its inputs before "
-                    f"{reader.block.name_hint!r} reads them",
-                )
-
-    def inline(load):
-        return substitute(store.value, dict(zip(indices, load.indices)))
-
-    mapping = {id(tree.removable_root(realize)): REMOVE}
-    for reader in readers:
-        block = _ReplaceLoads(buffer, inline).visit(reader.block)
-        mapping[id(reader.block)] = _with_regions(block)
-    return drop_alloc(rewrite(func, mapping), buffer)
+    return low, high, valid_lo, valid_hi
 
 
-def reverse_compute_inline(func, name):
-    """Inlines the consumer block ``name`` into the single block producing what it
-    reads, and removes the consumer and the intermediate buffer.
-
-    Before / after ``reverse_compute_inline(C)``::
-
-        with T.block("B"):                       with T.block("B"):
-            B[vi] = A[vi] * T.float32(2)             C[vi] = A[vi] * T.float32(2) + T.float32(1)
-        with T.block("C"):
-            C[vi] = B[vi] + T.float32(1)
-    """
-    tree = Tree(func)
-    realize = find_block(tree, name, "reverse_compute_inline")
-    subject = block_subject(realize)
-    store = _single_store("reverse_compute_inline", subject, realize)
-    others = siblings(tree, realize)
-    reads, writes = buffers_of(realize)
-    produced = [
-        b
-        for b in reads
-        if _allocated_in(tree, b) is not None and any(b in buffers_of(r)[1] for r in others)
-    ]
-    if len(produced) != 1:
-        raise schedule_error(
-            "reverse_compute_inline",
-            subject,
-            f"needs exactly one intermediate input, found {len(produced)}",
-            realize,
-        )
-    (buffer,) = produced
-    producers = [r for r in others if buffer in buffers_of(r)[1]]
-    if len(producers) != 1:
-        raise schedule_error(
-            "reverse_compute_inline",
-            subject,
-            f"{buffer.name} has {len(producers)} producers, not one",
-        )
-    producer = producers[0]
-    p_subject = block_subject(producer)
-    p_store = _single_store("reverse_compute_inline", p_subject, producer)
-    if p_store.buffer is not buffer:
-        raise schedule_error("reverse_compute_inline", p_subject, f"does not store {buffer.name}")
-    if any(buffer in buffers_of(r)[0] for r in others if r is not producer):
-        raise schedule_error("reverse_compute_inline", subject, f"{buffer.name} has other readers")
-    loads = []
-    _ReplaceLoads(buffer, lambda op: loads.append(op) or op).visit(store.value)
-    if len(loads) != 1 or any(_reads_buffer(i, buffer) for i in store.indices):
-        raise schedule_error(
-            "reverse_compute_inline",
-            subject,
-            f"must read {buffer.name} exactly once, in its value",
-            realize,
-        )
-    indices = _plain_indices("reverse_compute_inline", subject, realize, loads[0].indices, buffer)
-    start, end = tree.order.index(producer), tree.order.index(realize)
-    if start > end:
-        raise schedule_error("reverse_compute_inline", subject, "it runs before its producer")
-    for r in others:
-        if start < tree.order.index(r) < end and (
-            buffers_of(r)[1] & (reads | writes) or buffers_of(r)[0] & writes
-        ):
-            raise schedule_error(
-                "reverse_compute_inline",
-                subject,
-                f"block {r.block.name_hint!r} runs between it and its producer and "
-                "touches its buffers",
-            )
-    vmap = dict(zip(indices, p_store.indices))
-    value = _ReplaceLoads(buffer, lambda op: p_store.value).visit(substitute(store.value, vmap))
-    new_store = S.BufferStore(
-        store.buffer, value, tuple(substitute(i, vmap) for i in store.indices)
-    )
-    mapping = {
-        id(tree.removable_root(realize)): REMOVE,
-        id(producer.block): _with_regions(attrs.evolve(producer.block, body=new_store)),
-    }
-    return drop_alloc(rewrite(func, mapping), buffer)
+def _extreme(a, b, choose):
+    if a is None or b is None:
+        return None
+    diff = const_value(simplify(a - b))
+    if diff is None:
+        return None
+    return a if choose(diff, 0) == diff else b
 
 
-def _reads_buffer(expr, buffer) -> bool:
-    found = []
-    _ReplaceLoads(buffer, lambda op: found.append(op) or op).visit(expr)
-    return bool(found)
+def _clip(ana, iv, low, high, valid_lo, valid_hi):
+    """The swept range ``[low, high]`` of iterator ``iv`` against its valid range (its
+    domain and ``[valid_lo, valid_hi]``, the values keeping the index inside the
+    buffer), as TVM's BlockVarDomainInfo: kept when inside, replaced by the valid
+    range when that lies inside it or the intersection is constant, otherwise kept
+    with the valid range returned as a bound to predicate on."""
+    blo = iv.dom.min
+    bhi = simplify(iv.dom.min + iv.dom.extent - 1)
+    for lo_c, hi_c in ((blo, bhi), (valid_lo, valid_hi)):
+        if ana.can_prove(lo_c >= blo) and ana.can_prove(hi_c <= bhi):
+            blo, bhi = lo_c, hi_c
+    if ana.can_prove(low >= blo) and ana.can_prove(high <= bhi):
+        return low, high, None
+    if ana.can_prove(blo >= low) and ana.can_prove(bhi <= high):
+        return blo, bhi, None
+    lo_i = ana.simplify(E.Max(low, blo))
+    hi_i = ana.simplify(E.Min(high, bhi))
+    if const_value(lo_i) is not None and const_value(hi_i) is not None:
+        return lo_i, hi_i, None
+    return low, high, (blo, bhi)

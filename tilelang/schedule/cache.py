@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import attrs
 
+from tilelang.arith import const_value, eval_interval, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.analysis import get_block_read_write_region
+from tilelang.analysis import get_block_access_region, get_block_read_write_region
 from tilelang.ir.buffer import Range, decl_buffer
-from tilelang.ir.functor import StmtExprMutator
-from tilelang.schedule.block_placement import _allocated_in, _with_regions
+from tilelang.ir.structural import structural_equal
+from tilelang.ir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
+from tilelang.schedule.inline import allocated_in, _with_regions
 from tilelang.schedule.common import block_subject, find_block, fresh_name
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import buffers_of, siblings
@@ -17,7 +19,9 @@ from tilelang.schedule.state import Tree, rewrite
 
 
 class _SwapBuffer(StmtExprMutator):
-    """Replaces a buffer in loads (and, unless ``loads_only``, everywhere else)."""
+    """Replaces a buffer in loads (and, unless ``loads_only``, everywhere else). With
+    ``loads_only`` the read regions of nested blocks follow the loads, so that a
+    block under a blockized block does not keep declaring the old buffer."""
 
     def __init__(self, old, new, loads_only=False):
         self.old, self.new, self.loads_only = old, new, loads_only
@@ -25,6 +29,15 @@ class _SwapBuffer(StmtExprMutator):
     def visit_buffer_load(self, op):
         op = self.generic_visit(op)
         return attrs.evolve(op, buffer=self.new) if op.buffer is self.old else op
+
+    def visit_block(self, op):
+        op = self.generic_visit(op)
+        if not self.loads_only or not any(r.buffer is self.old for r in op.reads):
+            return op
+        reads = tuple(
+            attrs.evolve(r, buffer=self.new) if r.buffer is self.old else r for r in op.reads
+        )
+        return attrs.evolve(op, reads=reads)
 
     def visit_buffer_ref(self, buffer):
         return self.new if buffer is self.old and not self.loads_only else buffer
@@ -45,6 +58,9 @@ def _regions(block):
 
 def _pick(primitive, realize, index, regions, kind):
     subject = block_subject(realize)
+    if isinstance(index, str):  # a buffer given by name (TVM accepts both)
+        named = [k for k, r in enumerate(regions) if r.buffer.name == index]
+        index = named[0] if named else index
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(regions):
         raise schedule_error(
             primitive,
@@ -56,27 +72,100 @@ def _pick(primitive, realize, index, regions, kind):
     return regions[index].buffer
 
 
+#: storage scope ranks TVM knows (``StorageScope::Create``); a tag may follow a dot
+SCOPE_RANKS = ("global", "shared", "warp", "local", "wmma", "metal", "texture")
+
+
 def _check_scope(primitive, subject, scope):
-    if not isinstance(scope, str) or not scope or " " in scope:
-        raise schedule_error(primitive, subject, f"invalid storage scope {scope!r}")
+    if (
+        not isinstance(scope, str)
+        or not scope
+        or " " in scope
+        or scope.split(".")[0] not in SCOPE_RANKS
+    ):
+        raise schedule_error(
+            primitive,
+            subject,
+            f"invalid storage scope {scope!r}; a scope is one of {list(SCOPE_RANKS)} "
+            "with an optional .tag",
+        )
 
 
-def _copy_nest(name, src, dst):
-    """``for ax...: with T.block(name): dst[v...] = src[v...]`` over the whole buffer."""
+def _copy_nest(name, src, dst, region=None):
+    """``for ax...: with T.block(name): dst[v...] = src[v...]`` over ``region`` (per
+    dimension ``(min, extent)``; the whole buffer when None)."""
     dims = len(src.shape)
+    if region is None:
+        region = [(E.IntImm(extent.dtype, 0), extent) for extent in src.shape]
     ivs = tuple(
         S.IterVar(Range(0, extent), E.Var(f"v{d}", extent.dtype), S.IterVar.DataPar)
         for d, extent in enumerate(src.shape)
     )
     axes = [E.Var(f"ax{d}", extent.dtype) for d, extent in enumerate(src.shape)]
+    values = tuple(ax if const_value(lo) == 0 else lo + ax for ax, (lo, _) in zip(axes, region))
     indices = tuple(iv.var for iv in ivs)
     body = S.BufferStore(dst, E.BufferLoad(src, indices), indices)
     block = _with_regions(S.Block(ivs, (), (), name, body))
-    stmt = S.BlockRealize(tuple(axes), E.IntImm("bool", 1), block)
+    stmt = S.BlockRealize(values, E.IntImm("bool", 1), block)
     for d in reversed(range(dims)):
-        extent = src.shape[d]
+        extent = region[d][1]
         stmt = S.For(axes[d], E.IntImm(extent.dtype, 0), extent, S.ForKind.SERIAL, stmt)
     return stmt
+
+
+def _touched_region(tree, realize, buffer, writes):
+    """Per dimension ``(min, extent)`` of ``buffer`` that ``realize`` writes (or reads)
+    over its whole loop nest in its scope, within the buffer; a dimension that
+    cannot be bounded to constants is the whole dimension."""
+    reads_, writes_ = get_block_access_region(realize.block)
+    bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in tree.loops_above(realize)}
+    regions = [r for r in (writes_ if writes else reads_) if r.buffer is buffer]
+    out = []
+    for d, extent in enumerate(buffer.shape):
+        lo_all = hi_all = None
+        for region in regions:
+            rng = region.region[d]
+            lo = eval_interval(substitute(rng.min, bindings), dom)[0]
+            hi = eval_interval(substitute(simplify(rng.min + rng.extent - 1), bindings), dom)[1]
+            lo, hi = const_value(lo), const_value(hi)
+            if lo is None or hi is None:
+                lo_all = hi_all = None
+                break
+            lo_all = lo if lo_all is None else min(lo_all, lo)
+            hi_all = hi if hi_all is None else max(hi_all, hi)
+        size = const_value(extent)
+        if lo_all is None or size is None:
+            out.append((E.IntImm(extent.dtype, 0), extent))
+            continue
+        lo_all, hi_all = max(lo_all, 0), min(hi_all, size - 1)
+        out.append((E.IntImm(extent.dtype, lo_all), E.IntImm(extent.dtype, hi_all - lo_all + 1)))
+    return out
+
+
+def _writes_in(tree, item, buffer) -> bool:
+    """Whether statement ``item`` writes ``buffer``: in a block's write region or by a
+    plain store under loops outside any block."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, S.BufferStore) and node.buffer is buffer:
+            found.append(node)
+
+    post_order_visit(item, visit)
+    return bool(found) or any(buffer in buffers_of(r)[1] for r in tree.blocks_under(item))
+
+
+def _reads_in(tree, item, buffer) -> bool:
+    """Whether statement ``item`` reads ``buffer`` (a load anywhere, or a read region)."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, E.BufferLoad) and node.buffer is buffer:
+            found.append(node)
+
+    post_order_visit(item, visit)
+    return bool(found) or any(buffer in buffers_of(r)[0] for r in tree.blocks_under(item))
 
 
 def _scope_items(tree, realize):
@@ -129,12 +218,17 @@ def cache_read(func, name, index, scope):
     buffer = _pick("cache_read", realize, index, _regions(realize.block)[0], "read")
     scope_realize, items = _scope_items(tree, realize)
     readers = [r for r in [realize, *siblings(tree, realize)] if buffer in buffers_of(r)[0]]
-    writers = [r for r in siblings(tree, realize) if buffer in buffers_of(r)[1]]
     if buffer in buffers_of(realize)[1]:
         raise schedule_error("cache_read", subject, f"the block also writes {buffer.name}", realize)
-    position = 0
-    if writers:
-        position = max(_top_index(tree, items, w) for w in writers) + 1
+    writer_blocks = [r for r in siblings(tree, realize) if buffer in buffers_of(r)[1]]
+    if len(writer_blocks) > 1:
+        names = ", ".join(repr(r.block.name_hint) for r in writer_blocks)
+        raise schedule_error(
+            "cache_read", subject, f"{buffer.name} has several producers ({names})", realize
+        )
+    # Writers are blocks or plain loops storing to the buffer.
+    writer_items = [i for i, it in enumerate(items) if _writes_in(tree, it, buffer)]
+    position = max(writer_items) + 1 if writer_items else 0
     if _top_index(tree, items, realize) < position:
         raise schedule_error("cache_read", subject, f"{buffer.name} is written after the block")
     new_name = fresh_name(_taken(tree), f"{buffer.name}_{scope.replace('.', '_')}")
@@ -196,6 +290,10 @@ def cache_write(func, name, index, scope):
             )
     scope_realize, items = _scope_items(tree, realize)
     position = _top_index(tree, items, realize)
+    if _accessed_outside_blocks(items[position], buffer):
+        raise schedule_error(
+            "cache_write", subject, f"a plain loop in its loop nest also accesses {buffer.name}"
+        )
     for r in tree.blocks_under(items[position]):
         if (
             r is not realize
@@ -211,8 +309,143 @@ def cache_write(func, name, index, scope):
     cached = decl_buffer(buffer.shape, buffer.dtype, new_name, scope=scope)
     new_block = _with_regions(swap_buffer(realize.block, buffer, cached))
     new_items = [_rewritten(it, {id(realize.block): new_block}) for it in items]
-    new_items.insert(position + 1, _copy_nest(new_name, cached, buffer))
+    region = _touched_region(tree, realize, buffer, writes=True)
+    # Back only what the block writes, so the rest of the buffer keeps its values.
+    new_items.insert(position + 1, _copy_nest(new_name, cached, buffer, region))
+    if _needs_copy_in(tree, realize, buffer):
+        read_region = _touched_region(tree, realize, buffer, writes=False)
+        union = _union_region(region, read_region)
+        new_items[position + 1] = _copy_nest(new_name, cached, buffer, union)
+        new_items.insert(position, _copy_nest(f"{new_name}_in", buffer, cached, union))
     return _commit(func, tree, scope_realize, new_items, cached, {}), new_name
+
+
+def _needs_copy_in(tree, realize, buffer) -> bool:
+    """The cache must start as a copy of the buffer when the block reads values it
+    has not written (it reads its output without an init), or when a predicate may
+    skip part of the region copied back."""
+    block = realize.block
+    nested = tree.blocks_under(block.body)
+    if not nested:
+        if buffer in buffers_of(realize)[0] and block.init is None:
+            return True
+    else:
+        for k, reader in enumerate(nested):
+            if buffer not in buffers_of(reader)[0] or tree.blocks_under(reader.block.body):
+                continue
+            if buffer in buffers_of(reader)[1] and reader.block.init is None:
+                return True
+            wanted = _symbolic_region(tree, reader, buffer, writes=False)
+            if not any(
+                _covers(_symbolic_region(tree, w, buffer, writes=True), wanted)
+                for w in nested[:k]
+                if buffer in buffers_of(w)[1]
+            ):
+                return True
+    predicated = [realize, *nested]
+    return not all(_bounds_only(r) for r in predicated)
+
+
+def _symbolic_region(tree, realize, buffer, writes):
+    """Per dimension inclusive ``(lo, hi)`` of ``buffer`` touched by ``realize`` over
+    the loops up to its enclosing block (None where unbounded)."""
+    reads_, writes_ = get_block_access_region(realize.block)
+    bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in tree.loops_above(realize)}
+    out = None
+    for region in (writes_ if writes else reads_):
+        if region.buffer is not buffer:
+            continue
+        dims = []
+        for rng in region.region:
+            lo = eval_interval(substitute(rng.min, bindings), dom)[0]
+            hi = eval_interval(substitute(simplify(rng.min + rng.extent - 1), bindings), dom)[1]
+            dims.append((lo, hi))
+        out = dims if out is None else [None] * len(dims)  # several regions: give up
+    return out
+
+
+def _covers(outer, inner) -> bool:
+    if outer is None or inner is None or any(d is None for d in (*outer, *inner)):
+        return False
+    for (olo, ohi), (ilo, ihi) in zip(outer, inner):
+        if any(x is None for x in (olo, ohi, ilo, ihi)):
+            return False
+        if not (_at_least_zero(simplify(ilo - olo)) and _at_least_zero(simplify(ohi - ihi))):
+            return False
+    return True
+
+
+def _at_least_zero(expr) -> bool:
+    value = const_value(expr)
+    return value is not None and value >= 0
+
+
+def _bounds_only(realize) -> bool:
+    """Whether the block's predicate only cuts iterations outside its iterators'
+    domains (``T.where(i * 8 + j < 120)`` for a domain of 120, as split makes): then
+    every position of the region is still written."""
+    conds, stack = [], [realize.predicate]
+    while stack:
+        cond = stack.pop()
+        if isinstance(cond, E.And):
+            stack += [cond.a, cond.b]
+        else:
+            conds.append(cond)
+    bindings = list(zip(realize.block.iter_vars, realize.iter_values))
+    for cond in conds:
+        if isinstance(cond, E.IntImm) and cond.value:
+            continue
+        if not isinstance(cond, (E.LT, E.LE)):
+            return False
+        ok = False
+        for iv, value in bindings:
+            end = simplify(iv.dom.min + iv.dom.extent)
+            if cond.a is value or structural_equal(cond.a, value):  # value < c
+                limit = cond.b if isinstance(cond, E.LT) else simplify(cond.b + 1)
+                ok = ok or _at_least_zero(simplify(limit - end))
+            elif cond.b is value or structural_equal(cond.b, value):  # c <= value
+                first = cond.a if isinstance(cond, E.LE) else simplify(cond.a + 1)
+                ok = ok or _at_least_zero(simplify(iv.dom.min - first))
+        if not ok:
+            return False
+    return True
+
+
+def _union_region(a, b):
+    out = []
+    for (alo, aext), (blo, bext) in zip(a, b):
+        lo = [const_value(x) for x in (alo, aext, blo, bext)]
+        if None in lo:  # a symbolic side is a whole dimension (see _touched_region)
+            whole = (alo, aext) if None in lo[:2] else (blo, bext)
+            out.append(whole)
+            continue
+        low = min(lo[0], lo[2])
+        high = max(lo[0] + lo[1], lo[2] + lo[3])
+        out.append((E.IntImm(alo.dtype, low), E.IntImm(aext.dtype, high - low)))
+    return out
+
+
+def _accessed_outside_blocks(stmt, buffer) -> bool:
+    """Whether ``stmt`` loads or stores ``buffer`` outside any block."""
+    found = []
+
+    class _Walk(StmtExprVisitor):
+        def visit_block_realize(self, op):
+            return None
+
+        def visit_buffer_store(self, op):
+            if op.buffer is buffer:
+                found.append(op)
+            self.generic_visit(op)
+
+        def visit_buffer_load(self, op):
+            if op.buffer is buffer:
+                found.append(op)
+            self.generic_visit(op)
+
+    _Walk().visit(stmt)
+    return bool(found)
 
 
 def set_scope(func, name, index, scope):
@@ -227,7 +460,7 @@ def set_scope(func, name, index, scope):
     subject = block_subject(realize)
     _check_scope("set_scope", subject, scope)
     buffer = _pick("set_scope", realize, index, _regions(realize.block)[1], "write")
-    if _allocated_in(tree, buffer) is None:
+    if allocated_in(tree, buffer) is None:
         raise schedule_error(
             "set_scope", subject, f"{buffer.name} is a function parameter, not an allocated buffer"
         )

@@ -8,7 +8,7 @@ import attrs
 from tilelang.arith import simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.analysis import uses_any_var
+from tilelang.ir.var_usage import uses_any_var
 from tilelang.ir.functor import StmtExprMutator, post_order_visit, substitute
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree
@@ -114,6 +114,8 @@ def and_predicate(old: E.PrimExpr, extra: E.PrimExpr) -> E.PrimExpr:
     """``old and extra`` without a redundant ``True and``."""
     if isinstance(old, E.IntImm) and old.value:
         return extra
+    if isinstance(extra, E.IntImm) and extra.value:
+        return old
     return E.And(old, extra)
 
 

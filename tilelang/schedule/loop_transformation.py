@@ -11,11 +11,15 @@ from __future__ import annotations
 from contextlib import ExitStack
 
 import attrs
+import numpy as np
 
-from tilelang.arith import Analyzer, const_value
+from tilelang.analysis import get_block_access_region
+from tilelang.arith import Analyzer, const_value, simplify
+from tilelang.arith.iter_map import detect_iter_map, iter_map_simplify, product, split_expr
+from tilelang.ir.buffer import Range
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.analysis import uses_any_var
+from tilelang.ir.var_usage import uses_any_var
 from tilelang.schedule.common import (
     and_predicate,
     find_loop,
@@ -25,6 +29,7 @@ from tilelang.schedule.common import (
     substitute_bindings,
 )
 from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.regions import buffers_of
 from tilelang.schedule.state import Tree, rewrite
 
 
@@ -33,6 +38,19 @@ def _check_plain_loop(primitive: str, loop: S.For) -> None:
         raise schedule_error(primitive, loop_subject(loop), "the loop must start at 0", loop)
     if loop.step is not None:
         raise schedule_error(primitive, loop_subject(loop), "strided loops are not supported", loop)
+    # As TVM: the kind or annotations of a loop would be lost (or wrongly copied)
+    # when it is split or fused.
+    if loop.kind is not S.ForKind.SERIAL:
+        raise schedule_error(
+            primitive, loop_subject(loop), f"the loop is {loop.kind.value}, not serial", loop
+        )
+    if loop.annotations:
+        raise schedule_error(
+            primitive,
+            loop_subject(loop),
+            f"the loop has annotations {sorted(loop.annotations)}",
+            loop,
+        )
 
 
 def split(func, var, factors, preserve_unit_iters=True, disable_predication=False):
@@ -55,6 +73,9 @@ def split(func, var, factors, preserve_unit_iters=True, disable_predication=Fals
     subject = loop_subject(loop)
     if len(factors) < 2:
         raise schedule_error("split", subject, "needs at least two factors", loop)
+    # T.int64(10) and NumPy integers are factors too; the new loops take the
+    # loop's type (TVM's int64 splits).
+    factors = [_int_factor(f) for f in factors]
     holes = [i for i, f in enumerate(factors) if f is None]
     if len(holes) > 1:
         raise schedule_error("split", subject, "at most one factor may be None", loop)
@@ -101,6 +122,14 @@ def split(func, var, factors, preserve_unit_iters=True, disable_predication=Fals
     for new_var, fe in reversed(list(zip(new_vars, factor_exprs))):
         body = S.For(new_var, E.IntImm(dtype, 0), fe, S.ForKind.SERIAL, body)
     return rewrite(func, {id(loop): body}), new_vars
+
+
+def _int_factor(f):
+    if isinstance(f, E.IntImm) and f.dtype.is_integer() and f.dtype.lanes == 1:
+        return f.value
+    if isinstance(f, np.integer):
+        return int(f)
+    return f
 
 
 def _always_less(value, bound, loops) -> bool:
@@ -162,25 +191,39 @@ def fuse(func, variables, preserve_unit_iters=True):
     if any(lp.loop_var.dtype != dtype for lp in loops):
         raise schedule_error("fuse", loop_subject(loops[0]), "the loop variables differ in type")
     fused = E.Var("_".join(lp.loop_var.name for lp in loops) + "_fused", dtype)
-    vmap, suffix = {}, None
-    for loop in reversed(loops):
-        value = fused if suffix is None else E.FloorDiv(fused, suffix)
-        if loop is not loops[0]:
-            value = E.FloorMod(value, loop.extent)
+    # Each loop is a slice of the fused iterator, in TVM's normal form
+    # (``f // 16384``, ``f % 16384 // 128``, ``f % 128``; ``f % (n * 128) // n``).
+    extents = [lp.extent for lp in loops]
+    total = product(extents, dtype)
+    vmap = {}
+    for k, loop in enumerate(loops):
+        value = split_expr(fused, product(extents[k + 1 :], dtype), loop.extent, total)
         if not preserve_unit_iters and const_value(loop.extent) == 1:
             value = E.IntImm(dtype, 0)
         vmap[loop.loop_var] = value
-        suffix = loop.extent if suffix is None else _mul(loop.extent, suffix)
-    body = substitute_bindings(loops[-1].body, vmap, simplify_changed=True)
-    new_loop = S.For(fused, E.IntImm(dtype, 0), suffix, S.ForKind.SERIAL, body)
+    slices = {id(v) for v in vmap.values()}
+
+    def normalise(realize):
+        values = tuple(
+            v if id(v) in slices or not uses_any_var(v, [fused]) else _fused_binding(v, fused, total)
+            for v in realize.iter_values
+        )
+        if all(a is b for a, b in zip(values, realize.iter_values)):
+            return realize
+        return attrs.evolve(realize, iter_values=values)
+
+    body = map_realizes(substitute_bindings(loops[-1].body, vmap, False), normalise)
+    new_loop = S.For(fused, E.IntImm(dtype, 0), total, S.ForKind.SERIAL, body)
     return rewrite(func, {id(loops[0]): new_loop}), fused
 
 
-def _mul(a, b):
-    ca, cb = const_value(a), const_value(b)
-    if ca is not None and cb is not None:
-        return E.IntImm(a.dtype, ca * cb)
-    return a * b
+def _fused_binding(value, fused, total):
+    """A binding over the fused loop in the iterator map's normal form when it is
+    one, else simplified."""
+    if const_value(total) is None:
+        return simplify(value)
+    (out,) = iter_map_simplify([value], {fused: Range(E.IntImm(total.dtype, 0), total)})
+    return out
 
 
 def reorder(func, variables):
@@ -223,10 +266,38 @@ def reorder(func, variables):
                     "its range depends on a loop that would move inside it",
                     top,
                 )
+    _check_affine_blocks(tree, top, bottom)
     body = bottom.body
     for loop in reversed(new_chain):
         body = attrs.evolve(loop, body=body)
     return rewrite(func, {id(top): body})
+
+
+def _check_affine_blocks(tree, top, bottom):
+    """As TVM's reorder: every block under the loops has only spatial and reduction
+    iterators, bound affinely (an iterator map, predicate included) to the loops
+    from ``top`` down; loops outside ``top`` count as constants."""
+    for realize in tree.blocks_under(bottom):
+        subject = f"block {realize.block.name_hint!r}"
+        for iv in realize.block.iter_vars:
+            if iv.iter_type not in (S.IterVar.DataPar, S.IterVar.CommReduce):
+                raise schedule_error(
+                    "reorder",
+                    subject,
+                    f"iterator {iv.var.name} is neither spatial nor reduction",
+                    realize,
+                )
+        loops = [lp for lp in tree.ancestors(realize) if isinstance(lp, S.For)]
+        loops = [lp for lp in loops if lp is top or tree.is_ancestor(top, lp)]
+        iters = {lp.loop_var: Range(lp.min, lp.extent) for lp in loops}
+        result = detect_iter_map(realize.iter_values, iters, realize.predicate)
+        if result.indices is None:
+            raise schedule_error(
+                "reorder",
+                subject,
+                f"its bindings are not affine in the loops: {result.errors[0]}",
+                realize,
+            )
 
 
 THREAD_AXES = (
@@ -269,6 +340,7 @@ def set_loop_kind(func, var, kind: S.ForKind, primitive: str, thread: str | None
                 )
         if loop.step is not None:
             raise schedule_error(primitive, subject, "strided loops are not supported", loop)
+        _check_compact_dataflow(tree, loop, primitive, subject)
     if kind is S.ForKind.VECTORIZED and const_value(loop.extent) is None:
         raise schedule_error(primitive, subject, "a vectorized loop needs a constant extent", loop)
     if kind is S.ForKind.THREAD_BINDING:
@@ -281,6 +353,44 @@ def set_loop_kind(func, var, kind: S.ForKind, primitive: str, thread: str | None
     if kind is S.ForKind.THREAD_BINDING:
         _check_thread_extents(new_func, primitive, subject)
     return new_func
+
+
+def _check_compact_dataflow(tree, loop, primitive, subject):
+    """TVM's compact data flow: each block directly under the loop is *complete*
+    (spatial iterators only, reads none of what it writes) or a *reduction* (an
+    init, affine bindings, writes indexed by spatial iterators only)."""
+    scope = tree.scope_realize(loop)
+    for realize in tree.blocks_under(loop):
+        if tree.scope_realize(realize) is not scope:
+            continue  # a nested block: its enclosing block is checked instead
+        block = realize.block
+        why = None
+        kinds = {iv.iter_type for iv in block.iter_vars}
+        reads, writes = buffers_of(realize)
+        if not kinds <= {S.IterVar.DataPar, S.IterVar.CommReduce}:
+            why = "it has iterators that are neither spatial nor reduction"
+        elif block.init is None:
+            if S.IterVar.CommReduce in kinds or reads & writes:
+                why = "it is neither complete nor a reduction (it reads what it writes)"
+        else:
+            why = _reduction_problem(tree, realize)
+        if why is not None:
+            raise schedule_error(
+                primitive, subject, f"block {block.name_hint!r} under it: {why}", realize
+            )
+
+
+def _reduction_problem(tree, realize):
+    block = realize.block
+    iters = {lp.loop_var: Range(lp.min, lp.extent) for lp in tree.loops_above(realize)}
+    result = detect_iter_map(realize.iter_values, iters, realize.predicate)
+    if result.indices is None:
+        return f"its bindings are not quasi-affine ({result.errors[0]})"
+    reduce_vars = [iv.var for iv in block.iter_vars if iv.iter_type == S.IterVar.CommReduce]
+    for region in get_block_access_region(block)[1]:
+        if any(uses_any_var(r.min, reduce_vars) for r in region.region):
+            return f"it writes {region.buffer.name} at an index of a reduction iterator"
+    return None
 
 
 def _check_thread_extents(func, primitive: str, subject: str) -> None:

@@ -6,9 +6,9 @@ import attrs
 
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.analysis import uses_any_var
+from tilelang.ir.var_usage import uses_any_var
 from tilelang.ir.functor import substitute
-from tilelang.schedule.block_placement import _with_regions
+from tilelang.schedule.inline import _with_regions
 from tilelang.schedule.common import (
     block_subject,
     copy_loops,

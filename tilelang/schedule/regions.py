@@ -1,7 +1,7 @@
 """Region reasoning for moving blocks: which blocks touch which buffers, the region
 a set of blocks covers under a loop, and whether moving a block past others is safe.
 
-Per-block regions come from :func:`tilelang.ir.analysis.get_block_access_region`;
+Per-block regions come from :func:`tilelang.analysis.get_block_access_region`;
 this module only substitutes bindings and relaxes loops.
 """
 
@@ -10,9 +10,10 @@ from __future__ import annotations
 from tilelang.arith import const_value, eval_interval, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.analysis import get_block_access_region
+from tilelang.analysis import get_block_access_region
 from tilelang.ir.buffer import Range
 from tilelang.ir.functor import substitute
+from tilelang.ir.var_usage import uses_var
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree
 
@@ -122,8 +123,9 @@ def _pick(x, y, choose):
 
 
 def point_axes(primitive, subject, realize, buffer, use_writes) -> list:
-    """For a block accessing ``buffer`` at single points, per dimension the
-    ``(iter_var, offset)`` indexing it (``iter_var`` None for a constant index)."""
+    """For a block accessing ``buffer`` at single points, per dimension an
+    :class:`Axis` saying which iterator indexes it and how (``v + c``, ``c - v``,
+    ``v // f``, ``v % f``), or None for an index free of iterators."""
     reads, writes = get_block_access_region(realize.block)
     regions = [r for r in (writes if use_writes else reads) if r.buffer is buffer]
     block_vars = [iv.var for iv in realize.block.iter_vars]
@@ -137,29 +139,62 @@ def point_axes(primitive, subject, realize, buffer, use_writes) -> list:
                 realize,
             )
         form = simplify(rng.min)
-        var, offset = _var_plus_const(form, block_vars)
-        if var is None and offset is None:
+        if const_value(form) is not None or not any(
+            uses_var(form, v) for v in block_vars
+        ):
+            axes.append(None)
+            continue
+        axis = _axis(form, block_vars)
+        if axis is None:
             raise schedule_error(
                 primitive,
                 subject,
-                f"the index {rng.min!r} of {buffer.name} is not an iterator plus a constant",
+                f"the index {rng.min!r} of {buffer.name} is not an iterator plus a "
+                "constant, a constant minus one, or one divided or taken modulo a constant",
                 realize,
             )
-        axes.append((var, offset))
-    used = [v for v, _ in axes if v is not None]
-    if len({id(v) for v in used}) != len(used):
-        raise schedule_error(primitive, subject, f"an iterator indexes {buffer.name} twice")
+        axes.append(axis)
     return axes
 
 
-def _var_plus_const(expr, block_vars):
-    value = const_value(expr)
-    if value is not None:
-        return None, value
-    if isinstance(expr, E.Var) and any(expr is v for v in block_vars):
-        return expr, 0
-    if isinstance(expr, (E.Add, E.Sub)) and isinstance(expr.a, E.Var):
+class Axis:
+    """How one buffer index depends on one block iterator ``var``."""
+
+    def __init__(self, var, kind, param):
+        self.var, self.kind, self.param = var, kind, param
+
+    def solve(self, lo, hi, dim):
+        """``(vlo, vhi, valid_lo, valid_hi)``: the iterator range that covers the index
+        range ``[lo, hi]``, and the iterator values keeping the index inside a buffer
+        dimension of extent ``dim``; None when the index does not constrain it."""
+        c = self.param
+        last = simplify(dim - 1)
+        zero = E.IntImm(lo.dtype, 0)
+        if self.kind == "offset":
+            return simplify(lo - c), simplify(hi - c), simplify(zero - c), simplify(last - c)
+        if self.kind == "neg":
+            return simplify(c - hi), simplify(c - lo), simplify(c - last), simplify(c - zero)
+        if self.kind == "div":
+            return simplify(lo * c), simplify(hi * c + (c - 1)), zero, simplify(last * c + (c - 1))
+        return None  # modulo: every iterator value lands inside
+
+
+def _axis(expr, block_vars):
+    def var_of(x):
+        return x if isinstance(x, E.Var) and any(x is v for v in block_vars) else None
+
+    if var_of(expr) is not None:
+        return Axis(expr, "offset", 0)
+    if isinstance(expr, (E.Add, E.Sub)):
+        a, b = var_of(expr.a), const_value(expr.b)
+        if a is not None and b is not None:
+            return Axis(a, "offset", b if isinstance(expr, E.Add) else -b)
+        if isinstance(expr, E.Sub) and var_of(expr.b) is not None:
+            c = const_value(expr.a)
+            if c is not None:
+                return Axis(expr.b, "neg", c)
+    if isinstance(expr, (E.FloorDiv, E.FloorMod)) and var_of(expr.a) is not None:
         c = const_value(expr.b)
-        if c is not None and any(expr.a is v for v in block_vars):
-            return expr.a, c if isinstance(expr, E.Add) else -c
-    return None, None
+        if c is not None and c > 0:
+            return Axis(expr.a, "div" if isinstance(expr, E.FloorDiv) else "mod", c)
+    return None

@@ -12,7 +12,7 @@ Before / after ``rfactor(k_1, 0)`` on ``C[vi] += A[vi, vk]`` with ``k`` split by
             C[vi] = C[vi] + A[vi, vk]                C_rf[vk_1, vi] = C_rf[vk_1, vi] + A[...]
                                              for i, k_1 in T.grid(8, 4):
                                                  with T.block("C"):
-                                                     vi, vk_1 = T.axis.remap("SR", [i, k_1])
+                                                     vk_1, vi = T.axis.remap("RS", [k_1, i])
                                                      with T.init():
                                                          C[vi] = T.float32(0)
                                                      C[vi] = C[vi] + C_rf[vk_1, vi]
@@ -27,14 +27,15 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from tilelang.arith import const_value
+from tilelang.analysis import get_block_access_region
+from tilelang.arith import const_value, detect_iter_map
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.analysis import uses_any_var
+from tilelang.ir.var_usage import uses_any_var
 from tilelang.ir.buffer import Range, decl_buffer
 from tilelang.ir.functor import post_order_visit, substitute
 from tilelang.ir.structural import structural_equal
-from tilelang.schedule.block_placement import _with_regions
+from tilelang.schedule.inline import _with_regions
 from tilelang.schedule.cache import rewrite_stmt
 from tilelang.schedule.common import block_subject, find_loop, fresh_name, loop_subject
 from tilelang.schedule.errors import schedule_error
@@ -81,11 +82,51 @@ def rfactor(func, loop_var, factor_axis: int):
     rf_realize, rf_var = _rf_block(
         rf_name, realize, loops, loop, store, combiner, value, rf_buffer, axis
     )
-    wb_nest = _write_back(realize, loops, loop, store, combiner, rf_buffer, rf_var, axis)
-    top = loops[0]
-    rf_nest = rewrite_stmt(top, {id(realize): rf_realize})
-    func = rewrite(func, {id(top): S.seq_stmt(rf_nest, wb_nest)})
+    own = next(k for k, lp in enumerate(loops) if _only(tree.blocks_under(lp), realize))
+    _check_shared_loops(subject, realize, loops[:own])
+    wb_nest = _write_back(realize, loops[own:], loop, store, combiner, rf_buffer, rf_var, axis)
+    if own > 0 and _hoistable(tree, realize, loops[0]):
+        # As TVM: the partial reductions run first, in a copy of the whole loop nest,
+        # and the write-back takes the block's place, before any consumer there.
+        rf_nest = _copy_chain(loops, rf_realize)
+        top = loops[0]
+        new_top = rewrite_stmt(top, {id(loops[own]): wb_nest})
+        func = rewrite(func, {id(top): S.seq_stmt(rf_nest, new_top)})
+    else:
+        # The write-back goes right after the outermost loop holding only this block:
+        # a consumer sharing an outer loop then reads the combined result.
+        top = loops[own]
+        rf_nest = rewrite_stmt(top, {id(realize): rf_realize})
+        func = rewrite(func, {id(top): S.seq_stmt(rf_nest, wb_nest)})
     return _allocate(func, tree.scope_realize(realize), rf_buffer), rf_name
+
+
+def _hoistable(tree, realize, top) -> bool:
+    """Whether the partial reductions may run before the whole nest ``top``: no other
+    block in it writes what the block reads."""
+    reads = {r.buffer for r in get_block_access_region(realize.block)[0]}
+    for other in tree.blocks_under(top):
+        if other is realize or tree.is_ancestor(realize, other):
+            continue
+        if {w.buffer for w in get_block_access_region(other.block)[1]} & reads:
+            return False
+    return True
+
+
+def _copy_chain(loops, body):
+    """The loops of ``loops`` (outermost first) around ``body`` alone, with fresh
+    loop variables."""
+    fresh = {lp.loop_var: E.Var(lp.loop_var.name, lp.loop_var.dtype) for lp in loops}
+    body = substitute(body, fresh)
+    for lp in reversed(loops):
+        body = attrs.evolve(
+            lp,
+            loop_var=fresh[lp.loop_var],
+            min=substitute(lp.min, fresh),
+            extent=substitute(lp.extent, fresh),
+            body=body,
+        )
+    return body
 
 
 def _buffer_names(tree) -> set:
@@ -234,10 +275,49 @@ def _check_loops(subject, realize, loops, loop):
         raise schedule_error(
             "rfactor", subject, "blocks with a T.where predicate are not supported", realize
         )
+    for lp in loops:
+        if lp.kind is not S.ForKind.SERIAL and any(uses_any_var(v, [lp.loop_var]) for v in reduce):
+            raise schedule_error(
+                "rfactor",
+                subject,
+                f"reduction loop {lp.loop_var.name} is {lp.kind.value}, not serial",
+                lp,
+            )
+    iters = {lp.loop_var: Range(lp.min, lp.extent) for lp in loops}
+    found = detect_iter_map(realize.iter_values, iters, realize.predicate)
+    if found.indices is None:
+        raise schedule_error(
+            "rfactor",
+            subject,
+            f"its bindings are not quasi-affine ({found.errors[0]})",
+            realize,
+        )
     if const_value(loop.min) != 0 or loop.step is not None:
         raise schedule_error(
             "rfactor", subject, f"loop {name} must start at 0 with unit step", loop
         )
+
+
+def _only(realizes, realize) -> bool:
+    return len(realizes) == 1 and realizes[0] is realize
+
+
+def _check_shared_loops(subject, realize, shared):
+    """Loops the block shares with other blocks are kept around both new blocks, so
+    they must not carry the reduction."""
+    reduce = [
+        v
+        for iv, v in zip(realize.block.iter_vars, realize.iter_values)
+        if iv.iter_type != S.IterVar.DataPar
+    ]
+    for lp in shared:
+        if any(uses_any_var(v, [lp.loop_var]) for v in reduce):
+            raise schedule_error(
+                "rfactor",
+                subject,
+                f"loop {lp.loop_var.name} carries the reduction and also holds other blocks",
+                lp,
+            )
 
 
 def _rf_block(rf_name, realize, loops, loop, store, combiner, value, rf_buffer, axis):
@@ -314,8 +394,9 @@ def _write_back(realize, loops, loop, store, combiner, rf_buffer, rf_var, axis):
         ivs.append(new)
         values.append(substitute(binding, loop_map))
     rf_iv = S.IterVar(Range(0, loop.extent), E.Var(rf_var.name, rf_var.dtype), S.IterVar.CommReduce)
-    ivs.append(rf_iv)
-    values.append(loop_map[loop.loop_var])
+    # TVM's write-back lists the factored (reduction) iterator first
+    ivs.insert(0, rf_iv)
+    values.insert(0, loop_map[loop.loop_var])
     indices = tuple(substitute(i, vmap) for i in store.indices)
     rf_indices = list(indices)
     rf_indices.insert(axis, rf_iv.var)

@@ -6,6 +6,8 @@ validated and used instead of drawing, which is how a trace replays.
 
 from __future__ import annotations
 
+import numpy as np
+
 from tilelang.schedule.errors import schedule_error
 
 
@@ -39,6 +41,10 @@ def sample_perfect_tile(rng, extent: int, n: int, max_innermost_factor: int, dec
     if not isinstance(n, int) or n < 1:
         raise schedule_error("sample_perfect_tile", subject, f"n must be a positive int, not {n!r}")
     if decision is not None:
+        if not isinstance(decision, (list, tuple)) or not all(_is_int(d) for d in decision):
+            raise schedule_error(
+                "sample_perfect_tile", subject, f"decision {decision!r} is not a list of ints"
+            )
         decision = [int(d) for d in decision]
         product = 1
         for d in decision:
@@ -67,10 +73,17 @@ def sample_categorical(rng, candidates, probs, decision=None) -> int:
         raise schedule_error(
             "sample_categorical", subject, "needs as many probabilities as candidates (and some)"
         )
+    if not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in probs):
+        raise schedule_error("sample_categorical", subject, f"bad probabilities {list(probs)}")
     if any(p < 0 for p in probs) or sum(probs) <= 0:
         raise schedule_error("sample_categorical", subject, f"bad probabilities {list(probs)}")
     if decision is not None:
-        if not isinstance(decision, int) or not 0 <= decision < len(candidates):
+        if not _is_int(decision) or not 0 <= decision < len(candidates):
             raise schedule_error("sample_categorical", subject, f"bad decision {decision!r}")
         return decision
     return rng.choices(range(len(candidates)), weights=probs)[0]
+
+
+def _is_int(value) -> bool:
+    """An integer decision (a NumPy integer too), not a bool, float or string."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))

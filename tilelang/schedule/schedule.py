@@ -139,9 +139,7 @@ class Schedule(
         """The value behind a handle: an int for a sampled ExprRV, the Block or For node
         for a block or loop handle."""
         if isinstance(rv, ExprRV):
-            if rv not in self._symbols:
-                raise unknown_handle("get", rv)
-            return self._symbols[rv]
+            return self._expr(rv, "get")
         if isinstance(rv, BlockRV):
             func_name, name = self._block(rv, "get")
             return navigation.find_block(Tree(self._mod[func_name]), name, "get").block
@@ -174,6 +172,12 @@ class Schedule(
             raise unknown_handle(primitive, rv)
         return self._symbols[rv]
 
+    def _expr(self, rv, primitive: str):
+        """The value of a sampled handle of this schedule."""
+        if rv not in self._symbols:
+            raise unknown_handle(primitive, rv)
+        return self._symbols[rv]
+
     def _block_target(self, block, primitive: str):
         """``(handle, function name, block name)`` of a block given by handle or by name;
         a name is looked up (and traced) like ``get_block``, so the trace replays it."""
@@ -189,12 +193,12 @@ class Schedule(
             return self._loop(rv, primitive)
         return self._block(rv, primitive)
 
-    def _value(self, x):
+    def _value(self, x, primitive: str = "a primitive"):
         """Sampled handles resolved to their values, lists element-wise."""
         if isinstance(x, ExprRV):
-            return self._symbols[x]
+            return self._expr(x, primitive)
         if isinstance(x, (list, tuple)):
-            return [self._value(v) for v in x]
+            return [self._value(v, primitive) for v in x]
         return x
 
     def _function_name(self, func_name):

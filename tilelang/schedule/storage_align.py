@@ -18,7 +18,7 @@ import attrs
 
 from tilelang.ir import expr as E
 from tilelang.ir.analysis import get_block_read_write_region
-from tilelang.schedule.block_placement import _allocated_in
+from tilelang.schedule.inline import allocated_in
 from tilelang.schedule.common import block_subject, find_block
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree, rewrite
@@ -73,7 +73,7 @@ def storage_align(func, name, buffer_index, axis, factor, offset):
         raise schedule_error("storage_align", subject, f"factor must be positive, not {factor!r}")
     if not isinstance(offset, int) or offset < 0:
         raise schedule_error("storage_align", subject, f"offset must be >= 0, not {offset!r}")
-    if _allocated_in(tree, buffer) is None:
+    if allocated_in(tree, buffer) is None:
         raise schedule_error(
             "storage_align", subject,
             f"{buffer.name} is not allocated inside the function (a parameter's layout is "

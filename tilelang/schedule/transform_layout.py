@@ -30,7 +30,7 @@ from tilelang.ir.analysis import get_block_read_write_region
 from tilelang.ir.buffer import Range
 from tilelang.ir.convert import convert
 from tilelang.ir.functor import StmtExprMutator, post_order_visit
-from tilelang.schedule.block_placement import _allocated_in
+from tilelang.schedule.inline import allocated_in
 from tilelang.schedule.common import block_subject, find_block
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.reindex import resolve_buffer
@@ -155,7 +155,7 @@ def transform_layout(func, name, buffer_index, index_map, pad_value=None):
     variables, outputs = _apply_map(subject, index_map, buffer)
     shape = _new_shape(subject, buffer, variables, outputs)
     exact = _check_one_to_one(subject, buffer, variables, outputs, shape)
-    owner = _allocated_in(tree, buffer)
+    owner = allocated_in(tree, buffer)
     if not exact and pad_value is None:
         raise schedule_error(
             P, subject,
@@ -182,7 +182,7 @@ def _fill_padding(func, buffer, pad_value, subject):
     """A block writing ``pad_value`` over all of ``buffer``, first in the scope that
     allocates it."""
     tree = Tree(func)
-    owner = _allocated_in(tree, buffer)
+    owner = allocated_in(tree, buffer)
     block = owner.block if isinstance(owner, S.BlockRealize) else owner
     ivs = [S.IterVar(Range(0, n), E.Var(f"v{d}", n.dtype), S.IterVar.DataPar)
            for d, n in enumerate(buffer.shape)]  # fmt: skip

@@ -5,7 +5,7 @@ tensor, in dependency order, inside the implicit root block. Block names are ten
 names, block iterators are ``T.axis.spatial`` / ``T.axis.reduce`` bound to the loop
 variables, a reduction stores its initial value in ``T.init``, and tensors computed
 but not passed as arguments become ``alloc_buffer``s of the root block. Reads and
-writes are inferred (:func:`tilelang.ir.analysis.infer_block_regions`), as the parser
+writes are inferred (:func:`tilelang.analysis.infer_block_regions`), as the parser
 does for printed text. So it schedules, prints and builds
 like a hand-written prim_func::
 
@@ -30,7 +30,7 @@ from tilelang.ir import (
     seq_stmt,
     substitute,
 )
-from tilelang.ir.analysis import infer_block_regions
+from tilelang.analysis import infer_block_regions
 from tilelang.ir.dtype import HANDLE
 from tilelang.ir.op import if_then_else
 from tilelang.te.reduce import Reduce

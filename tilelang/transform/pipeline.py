@@ -34,8 +34,10 @@ def phases() -> list[list]:
         # phase 1: blocks become loops, ifs and allocations
         [
             LowerInitBlock(),
-            ConvertBlocksToOpaque(),
+            # planned while blocks still have iterators (TVM's order): a reduction's
+            # buffer must stay above the loops driving the reduction
             PlanAndUpdateBufferAllocationLocation(),
+            ConvertBlocksToOpaque(),
             CompactBufferAllocation(),
             LowerMatchBuffer(),
             LowerOpaqueBlock(),

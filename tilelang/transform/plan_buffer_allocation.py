@@ -13,6 +13,10 @@ is compacted). When the ancestor is a serial loop nested in the thread loops (th
 ``k_0`` loop of a shared-memory tiled matmul), the buffer is allocated there, per
 iteration, and CompactBufferAllocation relaxes the enclosing thread loops, so it
 shrinks to the tile one iteration fetches.
+
+A buffer a reduction accumulates into is never allocated inside a loop that drives
+that reduction (after ``reverse_compute_at`` under a reduction loop, the consumer
+shares the loop, but the partial sums must survive its iterations).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import attrs
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.functor import StmtExprMutator, StmtExprVisitor
+from tilelang.ir.var_usage import uses_var
 from tilelang.transform.pass_infra import prim_func_pass
 
 
@@ -45,6 +50,25 @@ class _LCADetector(StmtExprVisitor):
         self.stack: list = []
         self.lca: dict = {}  # buffer -> list of scope nodes
         self.by_data: dict = {}  # data var -> buffer
+        # buffer -> ids of loops that drive a reduction accumulating into it: the
+        # buffer must outlive their iterations, so it is allocated above them
+        self.reduction_loops: dict = {}
+
+    def visit_block_realize(self, op):
+        reduce_values = [
+            v
+            for iv, v in zip(op.block.iter_vars, op.iter_values)
+            if iv.iter_type != S.IterVar.DataPar
+        ]
+        if reduce_values:
+            loops = [
+                lp
+                for lp in self.stack
+                if isinstance(lp, S.For) and any(uses_var(v, lp.loop_var) for v in reduce_values)
+            ]
+            for region in op.block.writes:
+                self.reduction_loops.setdefault(region.buffer, set()).update(map(id, loops))
+        self.generic_visit(op)
 
     def visit_for(self, op):
         self.visit(op.min)
@@ -117,6 +141,10 @@ def plan_buffer_allocation(body: S.Stmt) -> S.Stmt:
     for buffer, path in detector.lca.items():
         if path is None:
             continue  # never accessed: stays where it is
+        carried = detector.reduction_loops.get(buffer, ())
+        cut = next((k for k, node in enumerate(path) if id(node) in carried), None)
+        if cut is not None:
+            del path[cut:]
         if _is_shared(buffer.scope):
             while path and _is_thread_loop(path[-1]):
                 path.pop()

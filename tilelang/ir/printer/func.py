@@ -13,7 +13,7 @@ from tilelang.ir.printer.stmt import StmtPrinter, _is_true, _is_zero
 
 
 def _buffer_vars(buffer: Buffer) -> list[E.Var]:
-    from tilelang.ir.analysis import collect_vars
+    from tilelang.ir.var_usage import collect_vars
 
     found: list[E.Var] = []
     for part in (*buffer.shape, *buffer.strides, buffer.elem_offset):
@@ -44,24 +44,6 @@ def undeclared_buffers(func: PrimFunc) -> list[Buffer]:
 
     _Collect().visit(func.body)
     return found
-
-
-def _free_scalars(func: PrimFunc, declared) -> list[E.Var]:
-    """Scalar variables the body uses that nothing defines (``m = T.int32()`` in the
-    source): declared like size variables, so that the printed text parses back."""
-    from tilelang.ir.analysis import undefined_vars
-    from tilelang.ir.functor import post_order_visit
-
-    bound = {id(v) for v in declared}
-
-    def note(node):  # whatever binds a variable somewhere in the body
-        if isinstance(node, (S.For, S.LetStmt, E.Let)):
-            bound.add(id(node.loop_var if isinstance(node, S.For) else node.var))
-        elif isinstance(node, S.Block):
-            bound.update(id(iv.var) for iv in node.iter_vars)
-
-    post_order_visit(func.body, note)
-    return [v for v in undefined_vars(func) if not v.dtype.is_handle() and id(v) not in bound]
 
 
 def _contains_block(stmt) -> bool:
@@ -97,7 +79,7 @@ def implicit_root(func: PrimFunc) -> S.Block | None:
 
 def _mentions(value, var: E.Var) -> bool:
     """``var`` occurs in an attribute value (nested lists, dicts, expressions)."""
-    from tilelang.ir.analysis import collect_vars
+    from tilelang.ir.var_usage import collect_vars
 
     if isinstance(value, E.PrimExpr):
         return any(v is var for v in collect_vars(value))
@@ -262,7 +244,7 @@ class ScriptPrinter(StmtPrinter):
             attrs_late = any(_mentions(func.attrs, var) for var in size_vars)
             if func.attrs and not attrs_late:
                 self.emit(f"T.func_attr({self.value(func.attrs)})")
-            for var in [*size_vars, *_free_scalars(func, size_vars)]:
+            for var in size_vars:
                 self.emit(f"{self.define_var(var)} = {self.size_var_call(var)}")
             # variables the function uses but nothing defines are declared, so that the
             # text parses back (TVM prints them the same way)

@@ -12,7 +12,6 @@ from contextlib import contextmanager
 
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.analysis import get_block_read_write_region
 from tilelang.ir.buffer import BufferRegion
 from tilelang.ir.convert import binary, const_int_value
 from tilelang.ir.printer.expr import ExprPrinter, string_literal
@@ -221,7 +220,7 @@ class StmtPrinter(ExprPrinter):
         )
 
     def uses_any(self, expr, variables) -> bool:
-        from tilelang.ir.analysis import collect_vars
+        from tilelang.ir.var_usage import collect_vars
 
         used = collect_vars(expr)
         return any(u is v for u in used for v in variables)
@@ -297,6 +296,9 @@ class StmtPrinter(ExprPrinter):
             self.emit(f"T.where({self.expr(predicate)})")
         reads, writes = block.reads, block.writes
         if not reads and not writes:
+            # regions need arithmetic: imported here, the printer sits below arith
+            from tilelang.analysis import get_block_read_write_region
+
             reads, writes = get_block_read_write_region(block, self.data_to_buffer())
         self.emit(f"T.reads({', '.join(self.region(r) for r in reads)})")
         self.emit(f"T.writes({', '.join(self.region(w) for w in writes)})")

@@ -129,13 +129,16 @@ def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
 def _fuse_rows(sch, func_name, anchor, depth, chain, machine, vector_reductions) -> None:
     lanes = machine.lanes(anchor.write.buffer.dtype) if vector_reductions else 0
     blocks = fusion.apply_row_fusion(sch, func_name, anchor, depth, chain, lanes)
+    rfactors = []
     for block, info in blocks:
         if info is None:
-            fusion.finish_rfactor(sch, block)
+            rfactors.append((block, fusion.prepare_rfactor(sch, block)))
         else:
             _vectorize_block(sch, block, info, machine)
     loops = sch.get_loops(blocks[-1][0])[: depth + 1]
     parallel_outer(sch, loops, anchor.extents[: depth + 1])
+    for block, reduction_loop in rfactors:  # inits split off once every loop kind is set
+        fusion.finish_rfactor(sch, block, reduction_loop)
 
 
 def _vectorize_block(sch, block, info, machine, innermost=None) -> bool:

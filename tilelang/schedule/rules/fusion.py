@@ -138,15 +138,23 @@ def _vector_rfactor(sch, func_name, info: BlockInfo, lanes: int):
     return sch.rfactor(inner, 0)
 
 
-def finish_rfactor(sch, rf) -> None:
-    """Vector accumulators for an rfactor block under the row loop: the partial-result
-    loop innermost (compute_at rebuilds the loops in the block's iterator order, which
-    puts it outside), the init moved out of the reduction loop, both inner loops
-    vectorised, the partial results local."""
+def prepare_rfactor(sch, rf):
+    """Vector accumulators for an rfactor block under the row loop, first half: the
+    partial-result loop innermost (compute_at rebuilds the loops in the block's iterator
+    order, which puts it outside) and vectorised. Returns the reduction loop, where
+    :func:`finish_rfactor` splits the init off -- after every loop kind is set, since
+    parallel/vectorize need each block under the loop complete or a reduction with its
+    init (TVM's compact data flow)."""
     loops = sch.get_loops(rf)
     sch.reorder(loops[-1], loops[-2])
-    init = sch.decompose_reduction(rf, loops[-1])
     sch.vectorize(loops[-2])
+    return loops[-1]
+
+
+def finish_rfactor(sch, rf, reduction_loop) -> None:
+    """Second half: the init moved out of the reduction loop and vectorised, the
+    partial results local."""
+    init = sch.decompose_reduction(rf, reduction_loop)
     sch.vectorize(sch.get_loops(init)[-1])
     sch.set_scope(rf, 0, "local")
 

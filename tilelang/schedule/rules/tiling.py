@@ -148,8 +148,9 @@ def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers
             sch.reverse_compute_inline(sch.get_block(name, func_name))
         except ScheduleError:
             break
-    init = sch.decompose_reduction(block, reduce_loops[0])
-
+    # Loop kinds first, then the init is split off: parallel/vectorize need every block
+    # under the loop to be complete or a reduction with its init (TVM's compact data
+    # flow), which the update block stops being once decomposed.
     sch.vectorize(inner[vec_pos])
     rows = [inner[row_pos]] if row_pos is not None and plan.unroll_rows else []
     unroll_all(sch, rows + ([k_inner] if k_inner else []))
@@ -164,9 +165,10 @@ def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers
             small.append(loops[p])
         if len(small) < len(reduce_pos):  # keep one rolled loop around the tile
             unroll_all(sch, small)
+    parallel_outer(sch, spatial_outer, spatial_outer_extents)
+    init = sch.decompose_reduction(block, reduce_loops[0])
     _vectorize_tile(sch, init, len(tile_loops) if plan.unroll_rows else 1)
     _vectorize_tile(sch, write_back, len(tile_loops) if plan.unroll_rows else 1)
-    parallel_outer(sch, spatial_outer, spatial_outer_extents)
 
 
 def _apply_blocked(sch, block, loops, info, plan, outer, inner, vec_pos, row_pos) -> None:
@@ -187,12 +189,12 @@ def _apply_blocked(sch, block, loops, info, plan, outer, inner, vec_pos, row_pos
     middle = [k_outer] + ([outer[row_pos]] if row_pos in outer else []) + [k_inner]
     tail = ([k_unrolled] if k_unrolled is not None else []) + [inner[row_pos], inner[vec_pos]]
     sch.reorder(*head, *middle, *tail)
-    init = sch.decompose_reduction(block, k_outer)
-    sch.vectorize(inner[vec_pos])
+    sch.vectorize(inner[vec_pos])  # loop kinds before the init is split off (see above)
     rows = [inner[row_pos]] if plan.unroll_rows else []
     unroll_all(sch, rows + ([k_unrolled] if k_unrolled is not None else []))
-    _vectorize_tile(sch, init, 2 if plan.unroll_rows else 1)
     parallel_outer(sch, head, head_extents)
+    init = sch.decompose_reduction(block, k_outer)
+    _vectorize_tile(sch, init, 2 if plan.unroll_rows else 1)
 
 
 def _vectorize_tile(sch, block, depth: int) -> None:
