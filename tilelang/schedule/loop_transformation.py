@@ -42,7 +42,7 @@ def _check_plain_loop(primitive: str, loop: S.For) -> None:
     # when it is split or fused.
     if loop.kind is not S.ForKind.SERIAL:
         raise schedule_error(
-            primitive, loop_subject(loop), f"the loop is {loop.kind.value}, not serial", loop
+            primitive, loop_subject(loop), f"the loop is {loop.kind.tag}, not serial", loop
         )
     if loop.annotations:
         raise schedule_error(

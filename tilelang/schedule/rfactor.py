@@ -280,7 +280,7 @@ def _check_loops(subject, realize, loops, loop):
             raise schedule_error(
                 "rfactor",
                 subject,
-                f"reduction loop {lp.loop_var.name} is {lp.kind.value}, not serial",
+                f"reduction loop {lp.loop_var.name} is {lp.kind.tag}, not serial",
                 lp,
             )
     iters = {lp.loop_var: Range(lp.min, lp.extent) for lp in loops}
