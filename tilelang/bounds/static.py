@@ -126,7 +126,8 @@ def _conjuncts(cond: E.PrimExpr) -> list[E.PrimExpr]:
 
 def _difference_bound(cond) -> tuple[E.PrimExpr, int | None, int | None] | None:
     """``cond`` as ``lo <= g <= hi`` for ``g = a - b`` (None sides unbounded)."""
-    if type(cond) not in (E.LT, E.LE, E.GT, E.GE, E.EQ) or not cond.a.dtype.is_integer():
+    # differences of unsigned values wrap: only signed comparisons narrow an index
+    if type(cond) not in (E.LT, E.LE, E.GT, E.GE, E.EQ) or not cond.a.dtype.is_int():
         return None
     g = simplify(binary("sub", cond.a, cond.b))
     bounds = {E.LT: (None, -1), E.LE: (None, 0), E.GT: (1, None), E.GE: (0, None), E.EQ: (0, 0)}
@@ -143,6 +144,8 @@ def _apply_guard(cond, index, ranges, lo, hi):
         return lo, hi, False
     g, glo, ghi = found
     dtype = index.dtype
+    if not dtype.is_int() or g.dtype != dtype:
+        return lo, hi, False
     for sign in (1, -1):  # index = sign * g + k
         k = linear_form(simplify(binary("sub", index, binary("mul", g, sign))))
         if not k.is_const():
@@ -301,7 +304,10 @@ class _Finder(StmtExprVisitor):
         if len(access.indices) != len(buffer.shape):
             return  # a flat access to a lowered buffer: its shape is its allocation
         for axis, (index, extent) in enumerate(zip(access.indices, buffer.shape)):
-            issue = self._check_index(access, axis, index, extent)
+            try:
+                issue = self._check_index(access, axis, index, extent)
+            except E.TIRTypeError:  # arithmetic the analysis cannot type: no verdict
+                issue = None
             if issue is not None:
                 self.issues.append(issue)
 
