@@ -67,3 +67,9 @@ def test_argument_errors_use_the_names_written_in_the_source():
     a, c = np.zeros((128, 128), "float32"), np.zeros((128, 128), "float32")
     with pytest.raises(tilelang.ArgumentError, match=r"^argument 'B' \(2nd\): expected shape"):
         lib["mm_relu"](a, np.zeros((128, 64), "float32"), c)
+
+
+def test_tilelang_build_stays_the_function_after_importing_its_module():
+    import tilelang.runtime.build  # noqa: F401 - sets the package attribute to the module
+
+    assert callable(tilelang.build) and tilelang.build.__name__ == "build"

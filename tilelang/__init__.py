@@ -75,7 +75,13 @@ def __getattr__(name):
         import tilelang.script as script
 
         return script
-    if name in ("build", "nd", "cpu", "cuda"):
+    if name == "build":
+        # the function, not the submodule of the same name (importing
+        # tilelang.runtime.build replaces the package attribute with the module)
+        from tilelang.runtime.build import build
+
+        return build
+    if name in ("nd", "cpu", "cuda"):
         from tilelang import runtime
 
         return getattr(runtime, name)
