@@ -19,7 +19,12 @@ class CachePrimitives:
         A new block ``<buffer>_<scope>`` copies the whole buffer into the cache after its
         writer (a block or a plain loop); every block reading the buffer after the copy
         reads the cache, nested blocks of a blockized reader included. Move the copy
-        with :meth:`compute_at`.
+        with :meth:`compute_at`. Inside a block that is not the root (a blockized
+        block), the cache is allocated there with the shape of the region its one
+        writer produces in it, or of the block's declared read region for an input,
+        and read at indices rebased by the region's start, as TVM does; the whole
+        buffer is cached when a read may leave that region or it may pass the
+        buffer's end.
 
         Parameters
         ----------
@@ -94,7 +99,10 @@ class CachePrimitives:
         otherwise). When the block reads the buffer before writing it (no
         ``T.init``), or a predicate may skip part of that region, a block
         ``<buffer>_<scope>_in`` first copies the region into the cache, so the
-        result is unchanged. Move the copy with :meth:`reverse_compute_at`.
+        result is unchanged. Move the copy with :meth:`reverse_compute_at`. Inside
+        a block that is not the root, the cache has the shape of the region the block
+        writes there, accessed at rebased indices (TVM's form), unless that region
+        may pass the buffer's end or the buffer is also used opaquely.
 
         Parameters
         ----------

@@ -12,6 +12,15 @@ from tilelang.ir.buffer import Range, decl_buffer
 from tilelang.ir.structural import structural_equal
 from tilelang.ir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
 from tilelang.schedule.inline import allocated_in, _with_regions
+from tilelang.schedule.cache_region import (
+    Rebase,
+    at_least_zero,
+    compact_copy_nest,
+    compact_region,
+    covers,
+    declared_bounds,
+    symbolic_region,
+)
 from tilelang.schedule.common import block_subject, find_block, fresh_name
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import buffers_of, siblings
@@ -232,14 +241,36 @@ def cache_read(func, name, index, scope):
     if _top_index(tree, items, realize) < position:
         raise schedule_error("cache_read", subject, f"{buffer.name} is written after the block")
     new_name = fresh_name(_taken(tree), f"{buffer.name}_{scope.replace('.', '_')}")
-    cached = decl_buffer(buffer.shape, buffer.dtype, new_name, scope=scope)
+    rewired = [
+        r
+        for r in readers
+        if _top_index(tree, items, r) >= position and buffer not in buffers_of(r)[1]
+    ]
+    # Inside a non-root block the cache holds only the region the block produces
+    # (its one writer's) or declares it reads (an input of the block), as in TVM.
+    if writer_items:
+        single = len(writer_blocks) == 1 and len(writer_items) == 1
+        single = single and tree.is_ancestor(items[writer_items[0]], writer_blocks[0])
+        bounds = symbolic_region(tree, writer_blocks[0], buffer, True) if single else None
+    else:
+        bounds = declared_bounds(scope_realize.block, buffer) if scope_realize else None
+    users = [symbolic_region(tree, r, buffer, False) for r in rewired]
+    region = compact_region(tree, scope_realize, buffer, bounds, users)
+    shape = buffer.shape if region is None else tuple(ext for _, ext in region)
+    cached = decl_buffer(shape, buffer.dtype, new_name, scope=scope)
     mapping = {}
-    for reader in readers:
-        if _top_index(tree, items, reader) >= position and buffer not in buffers_of(reader)[1]:
+    for reader in rewired:
+        if region is None:
             new_block = swap_buffer(reader.block, buffer, cached, loads_only=True)
-            mapping[id(reader.block)] = _with_regions(new_block)
+        else:
+            lows = [lo for lo, _ in region]
+            new_block = Rebase(buffer, cached, lows, stores=False).visit(reader.block)
+        mapping[id(reader.block)] = _with_regions(new_block)
     new_items = [_rewritten(it, mapping) for it in items]
-    new_items.insert(position, _copy_nest(new_name, buffer, cached))
+    if region is None:
+        new_items.insert(position, _copy_nest(new_name, buffer, cached))
+    else:
+        new_items.insert(position, compact_copy_nest(new_name, buffer, cached, region, True))
     return _commit(func, tree, scope_realize, new_items, cached, {}), new_name
 
 
@@ -306,6 +337,9 @@ def cache_write(func, name, index, scope):
                 f"block {r.block.name_hint!r} reads {buffer.name} inside the same loop nest",
             )
     new_name = fresh_name(_taken(tree), f"{buffer.name}_{scope.replace('.', '_')}")
+    compact = _compact_write(tree, scope_realize, realize, buffer, items, position, new_name, scope)
+    if compact is not None:
+        return _commit(func, tree, scope_realize, compact[0], compact[1], {}), new_name
     cached = decl_buffer(buffer.shape, buffer.dtype, new_name, scope=scope)
     new_block = _with_regions(swap_buffer(realize.block, buffer, cached))
     new_items = [_rewritten(it, {id(realize.block): new_block}) for it in items]
@@ -318,6 +352,29 @@ def cache_write(func, name, index, scope):
         new_items[position + 1] = _copy_nest(new_name, cached, buffer, union)
         new_items.insert(position, _copy_nest(f"{new_name}_in", buffer, cached, union))
     return _commit(func, tree, scope_realize, new_items, cached, {}), new_name
+
+
+def _compact_write(tree, scope_realize, realize, buffer, items, position, new_name, scope):
+    """cache_write inside a non-root block: a cache of the region the block writes
+    there, accesses rebased (TVM's form); None where the whole buffer is cached."""
+    bounds = symbolic_region(tree, realize, buffer, True)
+    reads = buffer in buffers_of(realize)[0]
+    users = [symbolic_region(tree, realize, buffer, False)] if reads else []
+    region = compact_region(tree, scope_realize, buffer, bounds, users)
+    if region is None:
+        return None
+    shape = tuple(ext for _, ext in region)
+    cached = decl_buffer(shape, buffer.dtype, new_name, scope=scope)
+    rebase = Rebase(buffer, cached, [lo for lo, _ in region], stores=True)
+    new_block = _with_regions(rebase.visit(realize.block))
+    if rebase.opaque:
+        return None
+    new_items = [_rewritten(it, {id(realize.block): new_block}) for it in items]
+    new_items.insert(position + 1, compact_copy_nest(new_name, cached, buffer, region, False))
+    if _needs_copy_in(tree, realize, buffer):
+        copy_in = compact_copy_nest(f"{new_name}_in", buffer, cached, region, True)
+        new_items.insert(position, copy_in)
+    return new_items, cached
 
 
 def _needs_copy_in(tree, realize, buffer) -> bool:
@@ -335,50 +392,15 @@ def _needs_copy_in(tree, realize, buffer) -> bool:
                 continue
             if buffer in buffers_of(reader)[1] and reader.block.init is None:
                 return True
-            wanted = _symbolic_region(tree, reader, buffer, writes=False)
+            wanted = symbolic_region(tree, reader, buffer, writes=False)
             if not any(
-                _covers(_symbolic_region(tree, w, buffer, writes=True), wanted)
+                covers(symbolic_region(tree, w, buffer, writes=True), wanted)
                 for w in nested[:k]
                 if buffer in buffers_of(w)[1]
             ):
                 return True
     predicated = [realize, *nested]
     return not all(_bounds_only(r) for r in predicated)
-
-
-def _symbolic_region(tree, realize, buffer, writes):
-    """Per dimension inclusive ``(lo, hi)`` of ``buffer`` touched by ``realize`` over
-    the loops up to its enclosing block (None where unbounded)."""
-    reads_, writes_ = get_block_access_region(realize.block)
-    bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
-    dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in tree.loops_above(realize)}
-    out = None
-    for region in (writes_ if writes else reads_):
-        if region.buffer is not buffer:
-            continue
-        dims = []
-        for rng in region.region:
-            lo = eval_interval(substitute(rng.min, bindings), dom)[0]
-            hi = eval_interval(substitute(simplify(rng.min + rng.extent - 1), bindings), dom)[1]
-            dims.append((lo, hi))
-        out = dims if out is None else [None] * len(dims)  # several regions: give up
-    return out
-
-
-def _covers(outer, inner) -> bool:
-    if outer is None or inner is None or any(d is None for d in (*outer, *inner)):
-        return False
-    for (olo, ohi), (ilo, ihi) in zip(outer, inner):
-        if any(x is None for x in (olo, ohi, ilo, ihi)):
-            return False
-        if not (_at_least_zero(simplify(ilo - olo)) and _at_least_zero(simplify(ohi - ihi))):
-            return False
-    return True
-
-
-def _at_least_zero(expr) -> bool:
-    value = const_value(expr)
-    return value is not None and value >= 0
 
 
 def _bounds_only(realize) -> bool:
@@ -403,10 +425,10 @@ def _bounds_only(realize) -> bool:
             end = simplify(iv.dom.min + iv.dom.extent)
             if cond.a is value or structural_equal(cond.a, value):  # value < c
                 limit = cond.b if isinstance(cond, E.LT) else simplify(cond.b + 1)
-                ok = ok or _at_least_zero(simplify(limit - end))
+                ok = ok or at_least_zero(simplify(limit - end))
             elif cond.b is value or structural_equal(cond.b, value):  # c <= value
                 first = cond.a if isinstance(cond, E.LE) else simplify(cond.a + 1)
-                ok = ok or _at_least_zero(simplify(iv.dom.min - first))
+                ok = ok or at_least_zero(simplify(iv.dom.min - first))
         if not ok:
             return False
     return True
