@@ -225,3 +225,25 @@ def test_region_past_the_buffer_end_keeps_the_whole_buffer():
         getattr(sch, primitive)(sch.get_block("Q"), 0, "local")
         assert _alloc_shapes(sch.mod) == [(60,), (60,)]
         _same_numbers(before, sch.mod, (60,), (60,))  # the build checks every index
+
+
+INT64 = """
+@T.prim_func
+def main(A: T.Buffer((T.int64(8), T.int64(4)), "float32"),
+         B: T.Buffer((T.int64(8), T.int64(4)), "float32")):
+    T.func_attr({"global_symbol": "main"})
+    for i, j in T.grid(T.int64(8), T.int64(4)):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+"""
+
+
+def test_int64_buffer_gets_int64_cache_iterators():
+    before = tilelang.parse(INT64)
+    for primitive in ("cache_read", "cache_write"):
+        sch = tilelang.Schedule(before)
+        copy = sch.get(getattr(sch, primitive)(sch.get_block("B"), 0, "local"))
+        assert [str(iv.dom.min.dtype) for iv in copy.iter_vars] == ["int64", "int64"]
+        assert [str(iv.dom.extent.dtype) for iv in copy.iter_vars] == ["int64", "int64"]
+        _same_numbers(before, sch.mod, (8, 4), (8, 4))

@@ -107,7 +107,11 @@ def _copy_nest(name, src, dst, region=None):
     if region is None:
         region = [(E.IntImm(extent.dtype, 0), extent) for extent in src.shape]
     ivs = tuple(
-        S.IterVar(Range(0, extent), E.Var(f"v{d}", extent.dtype), S.IterVar.DataPar)
+        S.IterVar(
+            Range(E.IntImm(extent.dtype, 0), extent),  # int64 shapes keep int64 domains
+            E.Var(f"v{d}", extent.dtype),
+            S.IterVar.DataPar,
+        )
         for d, extent in enumerate(src.shape)
     )
     axes = [E.Var(f"ax{d}", extent.dtype) for d, extent in enumerate(src.shape)]

@@ -149,9 +149,8 @@ class Rebase(StmtExprMutator):
     def _region(self, region):
         if region.buffer is not self.old:
             return region
-        ranges = tuple(
-            Range(m, r.extent) for m, r in zip(self._shift([r.min for r in region.region]), region.region)
-        )
+        mins = self._shift([r.min for r in region.region])
+        ranges = tuple(Range(m, r.extent) for m, r in zip(mins, region.region))
         return BufferRegion(self.new, ranges)
 
     def visit_buffer_load(self, op):
