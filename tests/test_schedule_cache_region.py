@@ -247,3 +247,24 @@ def test_int64_buffer_gets_int64_cache_iterators():
         assert [str(iv.dom.min.dtype) for iv in copy.iter_vars] == ["int64", "int64"]
         assert [str(iv.dom.extent.dtype) for iv in copy.iter_vars] == ["int64", "int64"]
         _same_numbers(before, sch.mod, (8, 4), (8, 4))
+
+
+def test_compact_caches_move_under_the_tile_loops():
+    before = tilelang.parse(TILED)
+    sch = tilelang.Schedule(before)
+    read = sch.cache_read(sch.get_block("Q"), 0, "local")
+    x = sch.get_loops(sch.get_block("Q"))[-2]
+    sch.compute_at(read, x)
+    write = sch.cache_write(sch.get_block("Q"), 0, "local")
+    sch.reverse_compute_at(write, x)
+    assert sorted(_alloc_shapes(sch.mod)) == [(16, 16), (16, 16), (64, 64)]
+    _same_numbers(before, sch.mod, (64, 64), (64, 64))
+
+    before = tilelang.parse(BLOCKED_MATMUL)
+    sch = tilelang.Schedule(before)
+    read = sch.cache_read(sch.get_block("mm"), 0, "shared")
+    write = sch.cache_write(sch.get_block("mm"), 0, "local")
+    _, y, k = sch.get_loops(sch.get_block("mm"))[-3:]
+    sch.compute_at(read, k)
+    sch.reverse_compute_at(write, y)
+    _same_numbers(before, sch.mod, (32, 16), (16, 32), (32, 32))
