@@ -178,6 +178,8 @@ class ExprBuilder:
             return self.buffer_member(base, name, tree)
         if isinstance(base, PrimExpr) and name == "dtype":
             return str(base.dtype)
+        if isinstance(base, S.SymbolicVarSpec) and name == "ty":  # T.handle("float32").ty
+            return F.DTypeFunction(base.dtype)
         raise self.ctx.error(tree, f"{describe(base)} has no attribute {name!r}")
 
     def namespace_member(self, space: Namespace, name: str, tree):
