@@ -76,6 +76,8 @@ INTRINSICS: dict[str, OpInfo] = {
     "address_of": OpInfo("address_of", 1, "handle"),  # the address of a buffer element
     "tvm_storage_sync": OpInfo("tvm_storage_sync", 1, "handle"),  # GPU barrier (ThreadSync)
     # an LLVM intrinsic's id, by name (kept by name: ids differ between LLVM versions)
+    # a cross-thread reduction under T.attr(T.comm_reducer(...), "reduce_scope", ...)
+    "tvm_thread_allreduce": OpInfo("tvm_thread_allreduce", None, "given"),
     "reinterpret": OpInfo("reinterpret", 1, "given"),  # the same bits as another type
     "llvm_lookup_intrinsic_id": OpInfo("llvm_lookup_intrinsic_id", 1, "uint32"),
 }

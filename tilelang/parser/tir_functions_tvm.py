@@ -191,3 +191,30 @@ def reinterpret(*args, dtype=None, span=None):
     ):
         raise ArgError(f"cannot reinterpret {source} as {target}: they differ in width", "args")
     return ops.call_intrin("reinterpret", value, dtype=target, span=span)
+
+
+@tir_function("comm_reducer", lambdas=("combiner",))
+def comm_reducer(combiner, identity, *, span=None):
+    """``T.comm_reducer(lambda x, y: x + y, [T.float32(0)])``: a reducer of ``n``
+    values whose combiner takes ``2n`` parameters (the ``n`` left values, then the
+    ``n`` right ones), typed by the identities."""
+    from tilelang.ir.comm_reducer import CommReducer
+
+    if not isinstance(combiner, S.LambdaSpec):
+        raise ArgError(f"expected a lambda, got {_kind(combiner)}", "combiner")
+    if not isinstance(identity, (list, tuple)) or not identity:
+        raise ArgError("expected a list of identity values", "identity")
+    identity = [as_expr(v, "identity") for v in identity]
+    n = len(identity)
+    if len(combiner.params) != 2 * n:
+        raise ArgError(f"{n} identit{'y needs' if n == 1 else 'ies need'} a lambda of "
+                       f"{2 * n} parameters, got {len(combiner.params)}", "combiner")
+    if len(set(combiner.params)) != 2 * n:
+        raise ArgError("the lambda's parameters must be distinct", "combiner")
+    params = [Var(p, v.dtype, span=span) for p, v in zip(combiner.params, identity * 2)]
+    result = combiner.apply(params)
+    result = list(result) if isinstance(result, (tuple, list)) else [result]
+    if len(result) != n:
+        raise ArgError(f"the lambda gives {len(result)} values for {n} identities", "combiner")
+    result = [as_expr(r, "combiner") for r in result]
+    return CommReducer(params[:n], params[n:], result, identity, span=span)
