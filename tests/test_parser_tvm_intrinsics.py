@@ -94,6 +94,26 @@ def f(B: T.Buffer((4,), "int32"), x: T.float32):
             tilelang.build(mod, target=target)
 
 
+def test_warp_shuffles_are_typed_by_their_value_and_only_for_gpus():
+    mod, printed = roundtrip("""
+@T.prim_func
+def f(A: T.Buffer((32,), "float16"), B: T.Buffer((32,), "float16"), t: T.int32):
+    mask: T.let[T.uint32] = T.tvm_warp_activemask()
+    B[t] = T.tvm_warp_shuffle(mask, A[t], t % 4 * 8 + t // 4, 32, 32)
+    B[0] = T.tvm_warp_shuffle_down(mask, B[0], 16, 32, 32) + T.tvm_warp_shuffle_up(
+        mask, B[1], 1, 32, 32)
+""")
+    let = mod["f"].body
+    assert let.value.op == "tvm_warp_activemask" and str(let.value.dtype) == "uint32"
+    first = let.body.seq[0].value
+    assert first.op == "tvm_warp_shuffle" and str(first.dtype) == "float16"
+    assert "T.tvm_warp_shuffle(mask, A[t], t % 4 * 8 + t // 4, 32, 32)" in printed
+    assert "T.tvm_warp_shuffle_down(mask, B[0], 16, 32, 32)" in printed
+    for target in ("python", "c", "llvm"):
+        with pytest.raises(BuildError, match="tvm_warp"):
+            tilelang.build(mod, target=target)
+
+
 HEAD = '@T.prim_func\ndef f(A: T.Buffer((8,), "float32"), x: T.float32):\n'
 
 CASES = {
@@ -120,6 +140,9 @@ CASES = {
 """,
     "llvm_intrinsic_not_llvm": HEAD + """\
     T.evaluate(T.llvm_lookup_intrinsic_id("ctpop"))  # check_error: starts with 'llvm.' @ "ctpop"
+""",
+    "warp_shuffle_without_a_width": HEAD + """\
+    A[0] = T.tvm_warp_shuffle(T.tvm_warp_activemask(), x, 0, 32)  # check_error: takes 5 arguments, got 4 @ T.tvm_warp_shuffle
 """,
     "ty_of_a_value": HEAD + """\
     A[0] = T.reinterpret(x.ty, x)  # check_error: has no attribute 'ty' @ x.ty
