@@ -13,6 +13,8 @@ from tilelang.ir import expr as E
 from tilelang.ir.convert import as_bool, binary, const_int_value, convert, match_types
 from tilelang.ir.dtype import BOOL, HANDLE, INT32, DataType
 
+UINT32 = DataType("uint32")
+
 
 @attrs.frozen
 class OpInfo:
@@ -20,7 +22,8 @@ class OpInfo:
 
     ``result`` is ``"float"`` (same as the argument, which must be a float),
     ``"same"`` (same as the first argument), ``"int"`` (same as the argument, which
-    must be an integer), ``"bool"``, ``"handle"`` or ``"given"``
+    must be an integer), ``"bool"``, ``"handle"``, ``"uint32"``, ``"arg1"`` (the type
+    of the second argument) or ``"given"``
     (the caller states the dtype, as ``call_extern`` does).
     """
 
@@ -71,8 +74,18 @@ INTRINSICS: dict[str, OpInfo] = {
     "tvm_stack_alloca": OpInfo("tvm_stack_alloca", 2, "handle"),
     "call_llvm_pure_intrin": OpInfo("call_llvm_pure_intrin", None, "given"),
     "call_llvm_intrin": OpInfo("call_llvm_intrin", None, "given"),  # a fact for the simplifier; no runtime effect
-    "address_of": OpInfo("address_of", 1, "handle"),  # a prim_func's `return value` (TVM's T.ret)
+    "address_of": OpInfo("address_of", 1, "handle"),  # the address of a buffer element
     "tvm_storage_sync": OpInfo("tvm_storage_sync", 1, "handle"),  # GPU barrier (ThreadSync)
+    # an LLVM intrinsic's id, by name (kept by name: ids differ between LLVM versions)
+    # CUDA warp shuffles (of the value, argument 1) and the active-lane mask; GPU only
+    "tvm_warp_activemask": OpInfo("tvm_warp_activemask", 0, "uint32"),
+    "tvm_warp_shuffle": OpInfo("tvm_warp_shuffle", 5, "arg1"),
+    "tvm_warp_shuffle_up": OpInfo("tvm_warp_shuffle_up", 5, "arg1"),
+    "tvm_warp_shuffle_down": OpInfo("tvm_warp_shuffle_down", 5, "arg1"),
+    # a cross-thread reduction under T.attr(T.comm_reducer(...), "reduce_scope", ...)
+    "tvm_thread_allreduce": OpInfo("tvm_thread_allreduce", None, "given"),
+    "reinterpret": OpInfo("reinterpret", 1, "given"),  # the same bits as another type
+    "llvm_lookup_intrinsic_id": OpInfo("llvm_lookup_intrinsic_id", 1, "uint32"),
 }
 
 
@@ -106,6 +119,10 @@ def call_intrin(name: str, *args, dtype=None, span=None) -> E.Call:
         dtype = BOOL
     elif info.result == "handle":
         dtype = HANDLE
+    elif info.result == "uint32":
+        dtype = UINT32
+    elif info.result == "arg1":
+        dtype = args[1].dtype
     elif dtype is None:
         raise E.TIRTypeError(f"T.{name} needs an explicit dtype")
     return E.Call(DataType(dtype), name, args, span=span)

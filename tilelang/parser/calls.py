@@ -126,6 +126,8 @@ def _argument(ctx, entry, name, tree, evaluated: bool):
         return tree
     if name in entry.regions:
         return ctx.exprs.region(tree)
+    if name in entry.lambdas and getattr(tree, "data", None) == "lambda_arg":
+        return ctx.exprs.lambda_value(tree)
     return ctx.exprs.eval(tree)
 
 

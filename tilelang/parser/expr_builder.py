@@ -126,6 +126,23 @@ class ExprBuilder:
     def eval_tuple(self, tree):
         return tuple(self.eval(child) for child in tree.children)
 
+    def eval_lambda_arg(self, tree):
+        raise self.ctx.error(tree, "a lambda is allowed only as T.comm_reducer's combiner")
+
+    def lambda_value(self, tree) -> S.LambdaSpec:
+        """The lambda ``tree`` as a function of its parameters' values (evaluated in a
+        scope of its own: text never runs Python)."""
+        _keyword, params_tree, body = tree.children
+        params = tuple(str(t) for t in params_tree.children) if params_tree is not None else ()
+
+        def apply(values):
+            with self.ctx.scopes.frame():
+                for name, value in zip(params, values):
+                    self.ctx.scopes.define(name, value)
+                return self.eval(body)
+
+        return S.LambdaSpec(params, apply)
+
     def eval_list(self, tree):
         return [self.eval(child) for child in tree.children if child is not None]
 
@@ -178,6 +195,8 @@ class ExprBuilder:
             return self.buffer_member(base, name, tree)
         if isinstance(base, PrimExpr) and name == "dtype":
             return str(base.dtype)
+        if isinstance(base, S.SymbolicVarSpec) and name == "ty":  # T.handle("float32").ty
+            return F.DTypeFunction(base.dtype)
         raise self.ctx.error(tree, f"{describe(base)} has no attribute {name!r}")
 
     def namespace_member(self, space: Namespace, name: str, tree):

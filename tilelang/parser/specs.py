@@ -217,3 +217,12 @@ class Captured:
 
     def __repr__(self):
         return f"Python function {self.name}"
+
+
+@attrs.frozen
+class LambdaSpec:
+    """A ``lambda`` argument (T.comm_reducer's combiner): ``apply(values)`` evaluates
+    its body with the parameters bound to ``values`` (variables the callee makes)."""
+
+    params: tuple
+    apply: object

@@ -9,7 +9,8 @@ its argument check.
 
 from __future__ import annotations
 
-from tilelang.ir import Cast, FloatImm, IntImm, Var, const
+from tilelang.ir import Buffer, BufferLoad, Cast, FloatImm, IntImm, Var, const
+from tilelang.ir.expr import StringImm
 from tilelang.ir import op as ops
 from tilelang.parser import specs as S
 from tilelang.parser.tir_registry import (
@@ -144,3 +145,76 @@ def fabs(x, dtype=None, *, span=None):
     if not x.dtype.element_of().is_float():
         raise ArgError(f"T.fabs needs a float argument, got {x.dtype}", "x")
     return ops.abs(x, span=span)
+
+
+@tir_function("llvm_lookup_intrinsic_id")
+def llvm_lookup_intrinsic_id(name, *, span=None):
+    """``T.llvm_lookup_intrinsic_id("llvm.ctpop.i8")``: the id of an LLVM intrinsic, a
+    uint32 kept by name (TVM resolves it to a number that differs between LLVM
+    versions), for ``T.call_llvm_pure_intrin``."""
+    name = as_str(name, "name")
+    if not name.startswith("llvm."):
+        raise ArgError(f"an LLVM intrinsic's name starts with 'llvm.', got {name!r}", "name")
+    return ops.call_intrin("llvm_lookup_intrinsic_id", StringImm(name), span=span)
+
+
+@tir_function("address_of")
+def address_of(obj, dtype=None, *, span=None):
+    """``T.address_of(A[i, j])`` (an element's address), ``T.address_of(A)`` (the
+    address of the buffer's first element, as TVM defines it) or of a scalar variable;
+    a ``dtype`` given must be a handle."""
+    if dtype is not None and not as_dtype(dtype).is_handle():
+        raise ArgError(f"an address is a handle, not {as_dtype(dtype)}", "dtype")
+    if isinstance(obj, Buffer):
+        obj = BufferLoad(obj, tuple(IntImm("int32", 0) for _ in obj.shape), span=span)
+    if not isinstance(obj, (BufferLoad, Var)):
+        raise ArgError(f"takes a buffer, a buffer element or a variable, "
+                       f"got {_kind(obj)}", "obj")
+    return ops.call_intrin("address_of", obj, span=span)
+
+
+@tir_function("reinterpret")
+def reinterpret(*args, dtype=None, span=None):
+    """``T.reinterpret("float32", x)`` (or ``T.reinterpret(x, dtype="float32")``, as
+    the printer writes it): ``x``'s bits read as ``dtype``, of the same width unless
+    one side is a handle."""
+    if dtype is not None:
+        args, target = (dtype, *args), as_dtype(dtype, "dtype")
+    if len(args) != 2:
+        raise ArgError(f"takes a dtype and a value, got {len(args)} arguments", "args")
+    if dtype is None:
+        target = as_dtype(args[0], "args")
+    value = as_expr(args[1], "args")
+    source = value.dtype
+    if not (target.is_handle() or source.is_handle()) and (
+        target.bits * target.lanes != source.bits * source.lanes
+    ):
+        raise ArgError(f"cannot reinterpret {source} as {target}: they differ in width", "args")
+    return ops.call_intrin("reinterpret", value, dtype=target, span=span)
+
+
+@tir_function("comm_reducer", lambdas=("combiner",))
+def comm_reducer(combiner, identity, *, span=None):
+    """``T.comm_reducer(lambda x, y: x + y, [T.float32(0)])``: a reducer of ``n``
+    values whose combiner takes ``2n`` parameters (the ``n`` left values, then the
+    ``n`` right ones), typed by the identities."""
+    from tilelang.ir.comm_reducer import CommReducer
+
+    if not isinstance(combiner, S.LambdaSpec):
+        raise ArgError(f"expected a lambda, got {_kind(combiner)}", "combiner")
+    if not isinstance(identity, (list, tuple)) or not identity:
+        raise ArgError("expected a list of identity values", "identity")
+    identity = [as_expr(v, "identity") for v in identity]
+    n = len(identity)
+    if len(combiner.params) != 2 * n:
+        raise ArgError(f"{n} identit{'y needs' if n == 1 else 'ies need'} a lambda of "
+                       f"{2 * n} parameters, got {len(combiner.params)}", "combiner")
+    if len(set(combiner.params)) != 2 * n:
+        raise ArgError("the lambda's parameters must be distinct", "combiner")
+    params = [Var(p, v.dtype, span=span) for p, v in zip(combiner.params, identity * 2)]
+    result = combiner.apply(params)
+    result = list(result) if isinstance(result, (tuple, list)) else [result]
+    if len(result) != n:
+        raise ArgError(f"the lambda gives {len(result)} values for {n} identities", "combiner")
+    result = [as_expr(r, "combiner") for r in result]
+    return CommReducer(params[:n], params[n:], result, identity, span=span)

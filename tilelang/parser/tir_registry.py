@@ -42,6 +42,7 @@ class TIRFunction:
     name: str
     impl: object
     regions: frozenset
+    lambdas: frozenset  # parameters that take a lambda (a LambdaSpec), nowhere else allowed
     positional: tuple  # names of positional-or-keyword parameters, in order
     defaults: dict  # name -> default value
     var_positional: str | None
@@ -49,13 +50,14 @@ class TIRFunction:
     takes_span: bool
 
     @staticmethod
-    def of(name: str, impl, regions=()) -> TIRFunction:
+    def of(name: str, impl, regions=(), lambdas=()) -> TIRFunction:
         params = inspect.signature(impl).parameters.values()
         kinds = inspect.Parameter
         return TIRFunction(
             name,
             impl,
             frozenset(regions),
+            frozenset(lambdas),
             tuple(p.name for p in params if p.kind == kinds.POSITIONAL_OR_KEYWORD),
             {p.name: p.default for p in params if p.default is not kinds.empty},
             next((p.name for p in params if p.kind == kinds.VAR_POSITIONAL), None),
@@ -109,12 +111,12 @@ class DTypeFunction:
 TABLE: dict[str, TIRFunction] = {}
 
 
-def tir_function(*names, regions=()):
+def tir_function(*names, regions=(), lambdas=()):
     """Registers the decorated function under ``T.<name>`` for each name."""
 
     def register(impl):
         for name in names:
-            TABLE[name] = TIRFunction.of(name, impl, regions)
+            TABLE[name] = TIRFunction.of(name, impl, regions, lambdas)
         return impl
 
     return register

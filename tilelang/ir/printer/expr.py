@@ -11,6 +11,7 @@ import json
 import math
 
 from tilelang.ir import expr as E
+from tilelang.ir.comm_reducer import CommReducer
 from tilelang.ir.dtype import INT32
 from tilelang.ir.functor import NodeFunctor
 from tilelang.ir.op import INTRINSICS
@@ -86,9 +87,24 @@ class ExprPrinter(NodeFunctor):
         if isinstance(obj, dict):
             items = (f"{self.value(k)}: {self.value(v)}" for k, v in obj.items())
             return "{" + ", ".join(items) + "}"
+        if isinstance(obj, CommReducer):
+            return self.comm_reducer(obj)
         if type(obj).__name__ == "Target" and hasattr(obj, "kind"):  # tilelang.target
             return f"T.target({self.target_spec(obj)})"
         return self.node_ref(obj)
+
+    def comm_reducer(self, reducer: CommReducer) -> str:
+        """``T.comm_reducer(lambda x, y: x + y, [T.float32(0)])``: the parameters are
+        named only inside the lambda."""
+        identity = ", ".join(self.expr(v) for v in reducer.identity_element)
+        self.names.push()
+        try:
+            params = ", ".join(self.define_var(v) for v in (*reducer.lhs, *reducer.rhs))
+            results = [self.expr(r) for r in reducer.result]
+        finally:
+            self.names.pop()
+        body = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"
+        return f"T.comm_reducer(lambda {params}: {body}, [{identity}])"
 
     def target_spec(self, target) -> str:
         """A target as its string (``"cuda -arch=sm_90"``) when that reads back as the
