@@ -161,3 +161,21 @@ def f(A: T.Buffer((64,), "float64"), I: T.Buffer((64,), "int64"), B: T.Buffer((6
         np.testing.assert_array_equal(outs[2], a.astype(np.float16))
         np.testing.assert_array_equal(outs[3], ints.astype(np.float16))
     np.testing.assert_array_equal(outs[4], np.full(64, np.float16(0.1) + np.float16(1000.7)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_small_unsigned_literals_stay_unsigned(target):
+    """``~uint32(1550)`` is 4294965745: a uint32 literal below 2**31 is still unsigned in
+    C (printed ``1550U``; a bare ``1550`` made the complement negative and max() 0)."""
+    text = """
+@T.prim_func
+def f(B: T.Buffer((2,), "uint32"), C: T.Buffer((1,), "uint64")):
+    for i in range(1):
+        B[i] = T.max(T.bitwise_not(T.uint32(1550)), T.uint32(0) * B[i])
+        B[i + 1] = T.bitwise_not(T.uint32(0)) // T.uint32(2)
+        C[i] = T.bitwise_not(T.uint64(7)) // T.uint64(2)
+"""
+    b, c = np.zeros(2, "uint32"), np.zeros(1, "uint64")
+    tilelang.build(parse(text), target=target)["f"](b, c)
+    np.testing.assert_array_equal(b, [4294965745, 2147483647])
+    np.testing.assert_array_equal(c, [(2**64 - 8) // 2])

@@ -291,10 +291,12 @@ class CLikePrinter(NodeFunctor):
         # which would widen the expression; the least value is written as (-MAX - 1)
         least = value in (-(2**31), -(2**63))
         text = str(value + 1 if least else value)
-        if not -(2**31) <= value < 2**31:
-            # the suffix gives the literal its own type's width: a bare ULL would widen
-            # a uint32 expression to 64 bits
-            text += ("U" if op.dtype.bits <= 32 else "ULL") if op.dtype.is_uint() else "LL"
+        if op.dtype.is_uint() and op.dtype.bits >= 32:
+            # always unsigned, at the type's own width: a bare literal is a signed int
+            # (``~1550`` would be negative), a bare ULL would widen a uint32 expression
+            text += "U" if op.dtype.bits == 32 else "ULL"
+        elif not -(2**31) <= value < 2**31:
+            text += "LL"
         if least:
             text += " - 1"
         return f"({text})" if value < 0 else text
