@@ -52,7 +52,8 @@ def main() -> None:
     out = np.empty(size, "float32")
     print(f"{'kernel':<26} {'unchecked':>12} {'checked':>12} {'ratio':>7}")
     cases = (
-        ("matmul 1024^3 tiled", tilelang.parse_file(HERE / "matmul_tiled.tir"), "matmul", (a, b, c)),
+        ("matmul 1024^3 tiled", tilelang.parse_file(HERE / "matmul_tiled.tir"), "matmul",
+         (a, b, c)),
         ("gather 4M", tilelang.parse(GATHER), "gather", (src, idx, out)),
     )  # fmt: skip
     for target in ("c", "llvm"):
@@ -61,7 +62,9 @@ def main() -> None:
             for bounds_check in (False, True):
                 lib = tilelang.build(mod, target=target, bounds_check=bounds_check)
                 fn = lib[name]
-                times.append(median_time(lambda fn=fn: fn(*arrays), args.number, args.repeat))
+                times.append(
+                    median_time(lambda fn=fn, arrays=arrays: fn(*arrays), args.number, args.repeat)
+                )
                 if bounds_check:
                     lowered = tilelang.lower(mod, bounds_check=True)
                     checks = lowered.script().count("tl.bounds_error")

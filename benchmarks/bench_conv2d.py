@@ -89,7 +89,9 @@ def main() -> None:
             fn = lib["conv2d"]
             fn(i, w, out)
             np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-3)
-            times[target] = median_time(lambda fn=fn: fn(i, w, out), args.number, args.repeat)
+            times[target] = median_time(
+                lambda fn=fn, out=out: fn(i, w, out), args.number, args.repeat
+            )
         t_c, t_llvm = times["c"], times["llvm -num-cores=1"]
         print(
             f"{variant:30}{t_c * 1e3:12.2f}{t_llvm * 1e3:10.2f}{t_llvm / t_c:8.2f}"

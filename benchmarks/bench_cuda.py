@@ -268,7 +268,9 @@ def memory_bound_rows(args, arch) -> bool:
         if torch is not None:
             dev = [torch.from_numpy(a).cuda() for a in host]
             seconds = timer(*dev).min
-            theirs = _torch_timer(lambda: reference(dev), args.number, args.repeat)
+            theirs = _torch_timer(
+                lambda reference=reference, dev=dev: reference(dev), args.number, args.repeat
+            )
             tail = f"{theirs * 1e3:>12.3f}{seconds / theirs:>8.2f}"
         else:
             seconds = timer(*host).min

@@ -35,8 +35,12 @@ from tilelang.runtime.compiler import SHARED_FLAGS, run_compiler
 from tilelang.testing.default_workloads import all_workloads
 
 HERE = Path(__file__).resolve().parent
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                    "TILELANG_NUM_THREADS")
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "TILELANG_NUM_THREADS",
+)
 
 
 def gcc_function(workload, work: Path, threads: int):
@@ -107,8 +111,9 @@ def bench_mlp(threads, repeat):
     bound = relax.bind_params(mlp.mlp_module("linear0"), weights)
     ex = relax.build(bound, target=f"llvm -num-cores={threads}")
     run = relax.VirtualMachine(ex, tilelang.cpu())["main"]
-    np.testing.assert_allclose(run(data).numpy(), mlp.numpy_mlp(data, **weights), rtol=1e-4,
-                               atol=1e-4)
+    np.testing.assert_allclose(
+        run(data).numpy(), mlp.numpy_mlp(data, **weights), rtol=1e-4, atol=1e-4
+    )
     ours = median_time(lambda: run(data), number=100, repeat=repeat)
     numpy = median_time(lambda: mlp.numpy_mlp(data, **weights), number=100, repeat=repeat)
     row("mlp (VM)", ours, 0, 1, [("NumPy", numpy)])
@@ -128,8 +133,17 @@ def main() -> None:
             # On a shared, oversubscribed machine libgomp's spinning barriers turn each
             # parallel region into a scheduler time slice; waiting passively does not.
             env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            command = [sys.executable, __file__, "--child", "--threads", threads,
-                       "--repeat", str(args.repeat), "--only", args.only]
+            command = [
+                sys.executable,
+                __file__,
+                "--child",
+                "--threads",
+                threads,
+                "--repeat",
+                str(args.repeat),
+                "--only",
+                args.only,
+            ]
             subprocess.run(command, env=env, check=True)
         return
     threads = int(args.threads)

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from tilelang.analysis import (
+    get_block_access_region,
+    get_block_read_write_region,
+    infer_block_regions,
+)
 from tilelang.arith import const_difference, eval_interval, simplify
 from tilelang.ir import (
     Block,
@@ -22,11 +27,6 @@ from tilelang.ir import (
     op,
     seq_stmt,
     structural_equal,
-)
-from tilelang.analysis import (
-    get_block_access_region,
-    get_block_read_write_region,
-    infer_block_regions,
 )
 from tilelang.ir.var_usage import collect_vars, undefined_vars, uses_var
 

@@ -10,13 +10,12 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import SAMPLES_DIR, available_targets
 
 import tilelang
 from tilelang.bounds import find_out_of_bounds
 from tilelang.errors import OutOfBoundsError, ScheduleError
 from tilelang.transform import BoundsWarning, PassContext
-
-from conftest import SAMPLES_DIR, available_targets
 
 CHECKED = available_targets("python", "c", "llvm")
 
@@ -147,7 +146,10 @@ def test_oob_found_after_split_and_fuse():
     i, j = sch.get_loops(sch.get_block("B"))
     fused = sch.fuse(i, j)
     sch.split(fused, factors=[None, 8])
-    with pytest.raises(OutOfBoundsError, match=r"access A\[vi, vj - 1\].*index 1 \(vj - 1\) takes values in \[-1, 15\]"):
+    with pytest.raises(
+        OutOfBoundsError,
+        match=r"access A\[vi, vj - 1\].*index 1 \(vj - 1\) takes values in \[-1, 15\]",
+    ):
         tilelang.lower(sch.mod)
 
 
@@ -187,7 +189,9 @@ def test_debug_check_refuses_a_result_newly_out_of_bounds():
     good = _main(tilelang.parse(WINDOW))
     bad = _main(tilelang.parse(WINDOW.replace("range(15)", "range(16)")))
     check_bounds_after("split", "f", good, good)
-    with pytest.raises(ScheduleError, match=r"split\(f\): the result would access a buffer out of bounds"):
+    with pytest.raises(
+        ScheduleError, match=r"split\(f\): the result would access a buffer out of bounds"
+    ):
         check_bounds_after("split", "f", good, bad)
 
 
@@ -264,7 +268,9 @@ def test_messages_agree_across_backends():
     for target in CHECKED:
         lib = tilelang.build(tilelang.parse(SCATTER), target=target, bounds_check=True)
         with pytest.raises(OutOfBoundsError) as info:
-            lib["scatter"](np.zeros(4, "float32"), np.array([0, 1, 2, 12], "int32"), np.zeros(8, "float32"))
+            lib["scatter"](
+                np.zeros(4, "float32"), np.array([0, 1, 2, 12], "int32"), np.zeros(8, "float32")
+            )
         messages.add(str(info.value))
     assert len(messages) == 1
 
@@ -272,14 +278,18 @@ def test_messages_agree_across_backends():
 def test_python_reference_checks_by_default():
     lib = tilelang.build(tilelang.parse(SCATTER), target="python")
     with pytest.raises(OutOfBoundsError, match=r"B\[-1\]"):
-        lib["scatter"](np.zeros(4, "float32"), np.array([0, 1, 2, -1], "int32"), np.zeros(8, "float32"))
+        lib["scatter"](
+            np.zeros(4, "float32"), np.array([0, 1, 2, -1], "int32"), np.zeros(8, "float32")
+        )
 
 
 def test_tvm_config_spelling_enables_checks():
     with PassContext(config={"tir.instrument_bound_checkers": True}):
         lib = tilelang.build(tilelang.parse(SCATTER), target="c")
     with pytest.raises(OutOfBoundsError):
-        lib["scatter"](np.zeros(4, "float32"), np.array([0, 1, 2, 8], "int32"), np.zeros(8, "float32"))
+        lib["scatter"](
+            np.zeros(4, "float32"), np.array([0, 1, 2, 8], "int32"), np.zeros(8, "float32")
+        )
 
 
 def test_affine_accesses_cost_no_check():

@@ -6,21 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import available_targets
 
 import tilelang
 from tilelang.errors import ArgumentError, AssertionFailure
 from tilelang.parser import parse
 
-from conftest import available_targets
-
 TARGETS = available_targets("python", "c", "llvm")
 
-COPY = '''
+COPY = """
 @T.prim_func
 def f(A: T.Buffer({shape}, "float32"), B: T.Buffer({shape}, "float32")):
     for i in range(4):
         B[{index}] = A[{index}] + T.float32(1)
-'''
+"""
 
 
 class Tagged(np.ndarray):
@@ -54,13 +53,13 @@ def test_masked_arrays_are_refused(target):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_zero_divisor_in_a_symbolic_shape(target):
-    text = '''
+    text = """
 @T.prim_func
 def f(a: T.handle, n: T.int32):
     A = T.match_buffer(a, (8 // n,), "float32")
     for i in range(8 // n):
         A[i] = T.float32(1)
-'''
+"""
     lib = tilelang.build(parse(text), target=target)
     with pytest.raises(ArgumentError, match="divides by zero"):
         lib["f"](np.zeros(4, "float32"), 0)
@@ -72,11 +71,11 @@ def f(a: T.handle, n: T.int32):
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("bad", [1.5, "3", 2**40, True, None, np.float32(2)])
 def test_bad_scalars(target, bad):
-    text = '''
+    text = """
 @T.prim_func
 def f(A: T.Buffer((4,), "float32"), n: T.int32):
     A[0] = T.Cast("float32", n)
-'''
+"""
     lib = tilelang.build(parse(text), target=target)
     with pytest.raises(ArgumentError, match="'n'"):
         lib["f"](np.zeros(4, "float32"), bad)
@@ -89,12 +88,12 @@ def test_more_elements_than_int32_indices_reach(tmp_path, target):
     with open(path, "wb") as handle:
         handle.truncate(2**31)
     big = np.memmap(path, dtype="int8", mode="r+", shape=(2**30, 2))
-    text = '''
+    text = """
 @T.prim_func
 def f(a: T.handle, n: T.int32):
     A = T.match_buffer(a, (n, 2), "int8")
     A[n - 1, 1] = T.int8(1)
-'''
+"""
     lib = tilelang.build(parse(text), target=target)
     with pytest.raises(ArgumentError, match="more than int32 indices reach"):
         lib["f"](big, 2**30)
@@ -102,12 +101,12 @@ def f(a: T.handle, n: T.int32):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_failed_assert_is_one_exception_class(target):
-    text = '''
+    text = """
 @T.prim_func
 def f(A: T.Buffer((4,), "float32")):
     assert A[0] > T.float32(0), "A[0] must be positive"
     A[1] = T.float32(1)
-'''
+"""
     lib = tilelang.build(parse(text), target=target)
     with pytest.raises(AssertionFailure, match="A\\[0\\] must be positive"):
         lib["f"](np.zeros(4, "float32"))
@@ -120,7 +119,7 @@ def f(A: T.Buffer((4,), "float32")):
 @pytest.mark.parametrize("view", ["reversed", "reversed rows, every other column"])
 def test_negative_strides_are_accepted_alike(target, view):
     """A buffer with symbolic strides takes reversed views on every backend."""
-    text = '''
+    text = """
 @T.prim_func
 def f(a: T.handle, b: T.handle):
     s0, s1 = T.int32(), T.int32()
@@ -129,7 +128,7 @@ def f(a: T.handle, b: T.handle):
     for i, j in T.grid(3, 4):
         B[i, j] = A[i, j] * T.float32(10)
         A[i, j] = T.float32(i * 4 + j)
-'''
+"""
     base = np.arange(24, dtype="float32").reshape(3, 8)
     a = base[::-1, ::-1][:, 4:] if view == "reversed" else base[::-1, ::2]
     want_b = a * 10

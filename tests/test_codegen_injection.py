@@ -12,11 +12,10 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import available_targets
 
 import tilelang
 from tilelang.parser import parse
-
-from conftest import available_targets
 
 # Each payload tries to end a comment, string or identifier and start a statement.
 PAYLOADS = [
@@ -29,7 +28,7 @@ PAYLOADS = [
     "k\\\nopen(MARKER, 'w')",
 ]
 
-PROGRAM = '''
+PROGRAM = """
 @T.prim_func
 def f(A: T.Buffer((4,), "float32")):
     T.func_attr({{"global_symbol": {symbol}}})
@@ -39,7 +38,7 @@ def f(A: T.Buffer((4,), "float32")):
             B[i] = T.float32(i)
     for i in range(4):
         A[i] = B[i] + T.float32(1)
-'''
+"""
 
 
 def _literal(text: str) -> str:
@@ -91,7 +90,7 @@ def test_python_comment_is_one_line():
 def test_function_names_sanitised_apart(target):
     """Two symbols that sanitise (or NFKC-normalise) to the same identifier stay two
     functions, and two buffers so named stay two buffers."""
-    text = '''
+    text = """
 @I.ir_module
 class M:
     @T.prim_func
@@ -103,18 +102,18 @@ class M:
     def b(A: T.Buffer((1,), "float32")):
         T.func_attr({"global_symbol": "f+x"})
         A[0] = T.float32(2)
-'''
+"""
     lib = tilelang.build(parse(text), target=target)
     for key, want in (("a", 1), ("b", 2)):
         out = np.zeros(1, "float32")
         lib[key](out)
         assert out[0] == want
     # "ﬁ" (a ligature) NFKC-normalises to "fi"; "x-y" and "x+y" sanitise alike
-    two = parse('''
+    two = parse("""
 @T.prim_func
-def g(fi: T.Buffer((1,), "float32"), \uFB01: T.Buffer((1,), "float32")):
-    fi[0] = \uFB01[0] + T.float32(1)
-''')
+def g(fi: T.Buffer((1,), "float32"), \ufb01: T.Buffer((1,), "float32")):
+    fi[0] = \ufb01[0] + T.float32(1)
+""")
     a, b = np.zeros(1, "float32"), np.full(1, 5, "float32")
     tilelang.build(two, target=target)["g"](a, b)
     assert (a[0], b[0]) == (6, 5)
@@ -122,12 +121,12 @@ def g(fi: T.Buffer((1,), "float32"), \uFB01: T.Buffer((1,), "float32")):
 
 # ------------------------------------------------------------------ more positions
 
-THREAD_PROGRAM = '''
+THREAD_PROGRAM = """
 @T.prim_func
 def f(A: T.Buffer((4,), "float32")):
     for i in T.thread_binding(4, thread={tag}):
         A[i] = T.float32(i) + T.float32(1)
-'''
+"""
 
 
 @pytest.mark.parametrize("target", available_targets("python", "c", "llvm"))
@@ -155,11 +154,11 @@ def _code_lines_with(source: str, fragment: str) -> list[str]:
 @pytest.mark.parametrize("payload", PAYLOADS, ids=lambda p: repr(p)[1:12])
 def test_extern_name_is_never_code(target, payload):
     """An extern name that is no identifier is a BuildError on every backend."""
-    text = f'''
+    text = f"""
 @T.prim_func
 def f(A: T.Buffer((4,), "int32")):
     A[0] = T.call_extern("int32", {_literal(payload)}, 1)
-'''
+"""
     with pytest.raises(tilelang.BuildError):
         tilelang.build(parse(text), target=target)
 
@@ -177,7 +176,7 @@ def test_c_comment_and_header_names_stay_on_their_line():
             c_header_name(bad)
 
 
-CUDA_PROGRAM = '''
+CUDA_PROGRAM = """
 @T.prim_func
 def f(A: T.Buffer((64,), "float32")):
     T.func_attr({{"global_symbol": {symbol}}})
@@ -185,7 +184,7 @@ def f(A: T.Buffer((64,), "float32")):
         for t in T.thread_binding(32, thread="threadIdx.x"):
             with T.attr(0, {key}, {value}):
                 A[b * 32 + t] = T.float32(1)
-'''
+"""
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")

@@ -264,9 +264,9 @@ def test_course_relax_module_as_text_builds_and_runs():
 
 
 def test_course_relax_module_as_decorated_python(tmp_path, monkeypatch):
-    from tilelang.script import relax as R  # noqa: F401
-
     import importlib.util
+
+    from tilelang.script import relax as R  # noqa: F401
 
     path = tmp_path / "course_module.py"
     path.write_text("from tilelang.script import ir as I, relax as R, tir as T\n" + COURSE_MODULE)

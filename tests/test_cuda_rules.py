@@ -154,8 +154,7 @@ def test_reductions_are_cross_thread_through_shared_memory(rows, cols):
     assert "__syncthreads();" in source
     blocks = [k.block for k in kernels_of(lib)]
     assert (256, 1, 1) in blocks
-    got, want = run_on_c(default_gpu_schedule(tilelang.parse(workload.tir), TARGET).mod,
-                         workload)
+    got, want = run_on_c(default_gpu_schedule(tilelang.parse(workload.tir), TARGET).mod, workload)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
@@ -176,8 +175,9 @@ def test_limits_come_from_the_target():
         assert all(k.threads <= 64 for k in kernels_of(lib))
         shared = re.findall(r"__shared__ float \w+\[(\d+)\];", lib.get_source())
         assert sum(int(n) * 4 for n in shared) <= 2048
-        got, want = run_on_c(default_gpu_schedule(tilelang.parse(workload.tir), small).mod,
-                             workload)
+        got, want = run_on_c(
+            default_gpu_schedule(tilelang.parse(workload.tir), small).mod, workload
+        )
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
@@ -216,15 +216,19 @@ def test_random_programs_keep_their_results_or_are_left_alone():
     python backend gives the unscheduled program's results; programs the rules cannot
     bind (loops without blocks) are left as written, and the CUDA build says which
     loop would run on the host."""
-    from tilelang.errors import BuildError
     from hypothesis import HealthCheck, given, settings
 
+    from tilelang.errors import BuildError
     from tilelang.testing.strategies import program_cases
 
     scheduled = []
 
-    @settings(max_examples=20, deadline=None, derandomize=True,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=20,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(case=program_cases())
     def check(case):
         mod = tilelang.IRModule({"f": case.func.with_attr("global_symbol", "f")})

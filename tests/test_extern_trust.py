@@ -14,19 +14,18 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import available_targets
 
 import tilelang
 from tilelang.parser import parse
 
-from conftest import available_targets
-
 NATIVE = available_targets("c", "llvm")
 
-CALLS = '''
+CALLS = """
 @T.prim_func
 def f(A: T.Buffer((1,), "int32")):
     A[0] = T.call_extern("int32", "{name}")
-'''
+"""
 
 
 @pytest.mark.parametrize("target", NATIVE)
@@ -58,12 +57,12 @@ def test_allowing_one_name_allows_no_other(target):
 
 @pytest.mark.parametrize("target", NATIVE)
 def test_libm_and_the_programs_own_sources_need_no_opt_in(target):
-    text = '''
+    text = """
 @T.prim_func
 def f(A: T.Buffer((2,), "float64")):
     A[0] = T.call_extern("float64", "cbrt", A[0])
     A[1] = T.call_extern("float64", "tl_twice", A[1])
-'''
+"""
     source = "double tl_twice(double x) { return 2 * x; }"
     lib = tilelang.build(parse(text), target=target, extern_sources=[source])
     a = np.array([27.0, 4.0])

@@ -12,23 +12,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import available_targets
 
 import tilelang
 from tilelang.ir import expr as E
 from tilelang.parser import parse
 from tilelang.transform.simplify import Simplify
 
-from conftest import available_targets
-
 TARGETS = available_targets("python", "c", "llvm")
 NARROW = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 
-BINARY = '''
+BINARY = """
 @T.prim_func
 def f(A: T.Buffer((64,), "{t}"), B: T.Buffer((64,), "{t}"), C: T.Buffer((64,), "{t}")):
     for i in range(64):
         C[i] = {expr}
-'''
+"""
 
 
 def _full_range(dtype, seed):
@@ -55,8 +54,10 @@ CASES = [
     ("T.shift_left(A[i], T.{t}({s}))", lambda a, b, s=3: a << a.dtype.type(s)),
     ("T.shift_right(A[i] * B[i], T.{t}({s}))", lambda a, b, s=3: (a * b) >> a.dtype.type(s)),
     ("T.bitwise_not(A[i]) + B[i]", lambda a, b: ~a + b),
-    ("T.Cast('{t}', T.Cast('int8', A[i]) * T.int8(3))",
-     lambda a, b: (a.astype(np.int8) * np.int8(3)).astype(a.dtype)),
+    (
+        "T.Cast('{t}', T.Cast('int8', A[i]) * T.int8(3))",
+        lambda a, b: (a.astype(np.int8) * np.int8(3)).astype(a.dtype),
+    ),
     ("(A[i] * B[i]) // T.{t}(7)", lambda a, b: (a * b) // a.dtype.type(7)),
     ("(A[i] + B[i]) % T.{t}(7)", lambda a, b: (a + b) % a.dtype.type(7)),
 ]
@@ -77,13 +78,13 @@ def test_wraps_as_numpy(target, dtype, case):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_loop_variable_arithmetic_wraps(target):
-    text = '''
+    text = """
 @T.prim_func
 def f(B: T.Buffer((8,), "int32"), C: T.Buffer((8,), "int32")):
     for i in range(8):
         B[i] = i * 1000000007 + 5
         C[i] = (T.shift_left(i, 30) + i * 1000000007) // 3
-'''
+"""
     i = np.arange(8, dtype=np.int32)
     with np.errstate(all="ignore"):
         want_b = i * np.int32(1000000007) + np.int32(5)
@@ -95,13 +96,13 @@ def f(B: T.Buffer((8,), "int32"), C: T.Buffer((8,), "int32")):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_wide_unsigned_and_64_bit_literals_keep_their_type(target):
-    text = '''
+    text = """
 @T.prim_func
 def f(A: T.Buffer((4,), "uint32"), B: T.Buffer((4,), "int64"), C: T.Buffer((4,), "uint32")):
     for i in range(4):
         C[i] = (A[i] * T.uint32(4294967295)) >> T.uint32(5)
         B[i] = T.shift_left(T.int64(1), B[i])
-'''
+"""
     a = np.array([0, 1, 2, 4294967295], "uint32")
     b = np.array([0, 40, 62, 63], "int64")
     with np.errstate(all="ignore"):
@@ -141,7 +142,7 @@ def test_simplifier_keeps_int_min_in_range(target, expr):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_float16_constants_and_casts_round_as_numpy(target):
-    text = '''
+    text = """
 @T.prim_func
 def f(A: T.Buffer((64,), "float64"), I: T.Buffer((64,), "int64"), B: T.Buffer((64,), "float16"),
       C: T.Buffer((64,), "float16"), D: T.Buffer((64,), "float16")):
@@ -149,7 +150,7 @@ def f(A: T.Buffer((64,), "float64"), I: T.Buffer((64,), "int64"), B: T.Buffer((6
         B[i] = T.Cast("float16", A[i])
         C[i] = T.Cast("float16", I[i])
         D[i] = T.float16(0.1) + T.float16(1000.7)
-'''
+"""
     rng = np.random.default_rng(0)
     # ties of float16 (2049.5 is exactly between two float16 numbers) and the extremes
     a = np.concatenate([[2049.5, 2051.5, 65504.0, 65520.0, 1e-8, -0.0, np.inf, -1e300],

@@ -42,7 +42,9 @@ def test_division_of_a_fused_sum():
     iters = {i: rng(4), j: rng(32)}
     result = detect_iter_map([(i * c(32) + j) // c(128), (i * c(32) + j) % c(128)], iters)
     assert result.indices is not None, result.errors
-    result = detect_iter_map([(i * c(32) + j) // c(8), (i * c(32) + j) % c(8)], iters, bijective=True)
+    result = detect_iter_map(
+        [(i * c(32) + j) // c(8), (i * c(32) + j) % c(8)], iters, bijective=True
+    )
     assert result.indices is not None, result.errors
 
 
@@ -139,15 +141,15 @@ def test_surjective_accepts_a_sliding_window_but_bijective_does_not():
 def test_inverse_of_a_bijective_map_recovers_the_iterators():
     from tilelang.arith.iter_map import inverse_map
 
-    k, l = E.Var("k", "int32"), E.Var("l", "int32")
-    iters = {i: rng(8), j: rng(32), k: rng(8), l: rng(8)}
-    flat = ((i * c(32) + j) * c(8) + k) * c(8) + l
+    k, m = E.Var("k", "int32"), E.Var("m", "int32")
+    iters = {i: rng(8), j: rng(32), k: rng(8), m: rng(8)}
+    flat = ((i * c(32) + j) * c(8) + k) * c(8) + m
     x, y = E.Var("x", "int32"), E.Var("y", "int32")
     inv = inverse_map([flat // c(128), flat % c(128)], iters, [x, y])
     assert inv is not None
     for a, b in [(0, 0), (3, 77), (127, 127), (64, 5)]:
         env = {x: a, y: b}
-        got = [_eval(inv[v], env) for v in (i, j, k, l)]
+        got = [_eval(inv[v], env) for v in (i, j, k, m)]
         value = a * 128 + b
         assert got == [value // 2048, value // 64 % 32, value // 8 % 8, value % 8]
     assert inverse_map([i + j], {i: rng(4), j: rng(4)}, [x]) is None

@@ -123,7 +123,7 @@ def test_overlapping_buffers_take_the_cautious_body():
 def test_no_versioning_when_noalias_or_symbolic():
     noalias = SHIFT.replace("):\n    for", '):\n    T.func_attr({"tir.noalias": True})\n    for')
     unopt = tilelang.build(tilelang.parse(noalias), target="llvm").get_source("ll-unopt")
-    assert "no_alias" not in unopt and "define void @\"shift\"(ptr noalias" in unopt
+    assert "no_alias" not in unopt and 'define void @"shift"(ptr noalias' in unopt
     symbolic = """
 @T.prim_func
 def copy(a: T.handle, b: T.handle):

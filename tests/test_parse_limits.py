@@ -11,11 +11,11 @@ from tilelang.errors import TIRSyntaxError
 from tilelang.ir import structural_equal
 from tilelang.parser import parse
 
-FUNC = '''
+FUNC = """
 @T.prim_func
 def f(A: T.Buffer((4,), "int64")):
     {body}
-'''
+"""
 
 
 @pytest.mark.parametrize("body,message", [
@@ -75,7 +75,7 @@ def test_nests_a_thousand_deep_parse_and_round_trip(header):
 
 
 def test_free_scalars_and_int64_steps_round_trip():
-    text = '''
+    text = """
 @T.prim_func
 def f(A: T.Buffer((8,), "float32"), n: T.int32):
     m = T.int32()
@@ -84,7 +84,7 @@ def f(A: T.Buffer((8,), "float32"), n: T.int32):
         A[i] = T.Cast("float32", m) + x
     for j in T.serial(T.int64(0), T.int64(8), step=T.int64(2)):
         A[j] = T.float32(1)
-'''
+"""
     func = parse(text)
     printed = func.script()
     assert "m = T.int32()" in printed and "x = T.float32()" in printed

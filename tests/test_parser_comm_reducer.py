@@ -78,41 +78,51 @@ HEAD = '@T.prim_func\ndef f(A: T.Buffer((8,), "float32"), x: T.float32):\n'
 TAIL = '"reduce_scope", 0):\n        A[0] = x\n'
 
 CASES = {
-    "lambda_elsewhere": HEAD + """\
+    "lambda_elsewhere": HEAD
+    + """\
     A[0] = T.max(lambda y: y, x)  # check_error: only as T.comm_reducer's combiner @ lambda
 """,
-    "lambda_as_identity": HEAD + """\
-    with T.attr(T.comm_reducer(lambda a, b: a + b, lambda: 0), """ + TAIL.replace(
-        '):', '):  # check_error: only as T.comm_reducer\'s combiner @ lambda: 0'),
-    "combiner_not_a_lambda": HEAD + """\
+    "lambda_as_identity": HEAD
+    + """\
+    with T.attr(T.comm_reducer(lambda a, b: a + b, lambda: 0), """
+    + TAIL.replace("):", "):  # check_error: only as T.comm_reducer's combiner @ lambda: 0"),
+    "combiner_not_a_lambda": HEAD
+    + """\
     with T.attr(T.comm_reducer(x, [T.float32(0)]), "reduce_scope", 0):  # check_error: expected a lambda @ x,
         A[0] = x
 """,
-    "too_few_parameters": HEAD + """\
+    "too_few_parameters": HEAD
+    + """\
     with T.attr(T.comm_reducer(lambda a: a, [T.float32(0)]), "reduce_scope", 0):  # check_error: 1 identity needs a lambda of 2 parameters, got 1 @ lambda
         A[0] = x
 """,
-    "repeated_parameter": HEAD + """\
+    "repeated_parameter": HEAD
+    + """\
     with T.attr(T.comm_reducer(lambda a, a: a, [T.float32(0)]), "reduce_scope", 0):  # check_error: parameters must be distinct @ lambda
         A[0] = x
 """,
-    "too_many_results": HEAD + """\
+    "too_many_results": HEAD
+    + """\
     with T.attr(T.comm_reducer(lambda a, b: (a, b), [T.float32(0)]), "reduce_scope", 0):  # check_error: gives 2 values for 1 identities @ lambda
         A[0] = x
 """,
-    "identity_not_a_list": HEAD + """\
+    "identity_not_a_list": HEAD
+    + """\
     with T.attr(T.comm_reducer(lambda a, b: a + b, T.float32(0)), "reduce_scope", 0):  # check_error: expected a list of identity values @ T.float32(0)
         A[0] = x
 """,
-    "result_of_another_type": HEAD + """\
+    "result_of_another_type": HEAD
+    + """\
     with T.attr(T.comm_reducer(lambda a, b: a < b, [T.float32(0)]), "reduce_scope", 0):  # check_error: the combined value bool @ T.comm_reducer
         A[0] = x
 """,
-    "undefined_name_in_the_body": HEAD + """\
+    "undefined_name_in_the_body": HEAD
+    + """\
     with T.attr(T.comm_reducer(lambda a, b: a + c, [T.float32(0)]), "reduce_scope", 0):  # check_error: undefined name c @ c,
         A[0] = x
 """,
-    "parameters_do_not_leak": HEAD + """\
+    "parameters_do_not_leak": HEAD
+    + """\
     with T.attr(T.comm_reducer(lambda a, b: a + b, [T.float32(0)]), "reduce_scope", 0):
         A[0] = a  # check_error: undefined name a @ a
 """,

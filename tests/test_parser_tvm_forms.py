@@ -34,7 +34,9 @@ def roundtrip(mod):
 
 def blocks(func) -> dict:
     found = {}
-    post_order_visit(func.body, lambda n: found.setdefault(n.name_hint, n) if isinstance(n, Block) else None)
+    post_order_visit(
+        func.body, lambda n: found.setdefault(n.name_hint, n) if isinstance(n, Block) else None
+    )
     return found
 
 
@@ -54,10 +56,14 @@ def f(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
 
 
 def test_list_form_of_reads_is_a_range_not_a_vector():
-    bare = parse_func(REGION_BODY.format(reads="A[vi * 4:vi * 4 + 4, 0:16]",
-                                         writes="B[vi * 4:vi * 4 + 4, 0:16]"))
-    listed = parse_func(REGION_BODY.format(reads="[A[vi * 4:vi * 4 + 4, 0:16]]",
-                                           writes="[B[vi * 4:vi * 4 + 4, 0:16]]"))
+    bare = parse_func(
+        REGION_BODY.format(reads="A[vi * 4:vi * 4 + 4, 0:16]", writes="B[vi * 4:vi * 4 + 4, 0:16]")
+    )
+    listed = parse_func(
+        REGION_BODY.format(
+            reads="[A[vi * 4:vi * 4 + 4, 0:16]]", writes="[B[vi * 4:vi * 4 + 4, 0:16]]"
+        )
+    )
     assert_structural_equal(bare, listed)
     (read,) = blocks(listed)["b"].reads
     assert not any(isinstance(r.min, Ramp) for r in read.region)
@@ -65,8 +71,11 @@ def test_list_form_of_reads_is_a_range_not_a_vector():
 
 
 def test_list_form_with_several_buffers_and_a_bare_buffer():
-    func = parse_func(REGION_BODY.format(reads="[A[vi * 4:vi * 4 + 4, 0:16], B]",
-                                         writes="[B[vi * 4:vi * 4 + 4, 0:16]]"))
+    func = parse_func(
+        REGION_BODY.format(
+            reads="[A[vi * 4:vi * 4 + 4, 0:16], B]", writes="[B[vi * 4:vi * 4 + 4, 0:16]]"
+        )
+    )
     a, b = blocks(func)["b"].reads
     assert a.buffer.name == "A" and [r.extent.value for r in a.region] == [4, 16]
     assert b.buffer.name == "B" and [r.extent.value for r in b.region] == [16, 16]
@@ -286,8 +295,15 @@ def test_new_math_intrinsics_compute_on_every_cpu_backend(target):
     b, d = np.zeros(8, "float32"), np.zeros(8, "int32")
     tilelang.build(mod, target=target)["f"](a, b, c, d)
     f32 = np.float32
-    expected = (np.arcsinh(a) + np.arccosh(a + 1) + np.arctanh(a * f32(0.5)) + np.hypot(a, 2)
-                + np.copysign(a, -1) + np.nextafter(a, f32(10)) + np.abs(a - 1))
+    expected = (
+        np.arcsinh(a)
+        + np.arccosh(a + 1)
+        + np.arctanh(a * f32(0.5))
+        + np.hypot(a, 2)
+        + np.copysign(a, -1)
+        + np.nextafter(a, f32(10))
+        + np.abs(a - 1)
+    )
     np.testing.assert_allclose(b, expected, rtol=1e-5)
     assert d.tolist() == [0, 1, 3, 32, 8, 1, 29, 2]
 
@@ -370,6 +386,7 @@ def test_a_failing_captured_function_is_a_located_error():
         raise ValueError("no")
 
     with pytest.raises(TIRSyntaxError, match="calling broken failed: ValueError: no"):
+
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
             A[0] = broken(A[1])
@@ -390,31 +407,39 @@ def f(A: T.Buffer((4,), "float32")):
 HEAD = '@T.prim_func\ndef f(A: T.Buffer((8,), "float32"), n: T.int32):\n'
 
 CHECK_ERRORS = {
-    "region_slice_step": HEAD + """\
+    "region_slice_step": HEAD
+    + """\
     with T.block("b"):
         T.reads(A[0:8:2])  # check_error: a region slice has no step @ 0:8:2
         A[0] = T.float32(0)
 """,
-    "let_two_types": HEAD + """\
+    "let_two_types": HEAD
+    + """\
     x: T.let[T.int32, T.int32] = n  # check_error: T.let[...] takes one type @ T.let
     A[x] = T.float32(0)
 """,
-    "handle_of_a_number": HEAD + """\
+    "handle_of_a_number": HEAD
+    + """\
     p = T.handle(3)  # check_error: T.handle of int 3 @ 3
 """,
-    "return_without_type": HEAD + """\
+    "return_without_type": HEAD
+    + """\
     return n + 1  # check_error: without a result type @ n + 1
 """,
-    "assert_bad_tuple": HEAD + """\
+    "assert_bad_tuple": HEAD
+    + """\
     assert n > 0, ("Bad", "x")  # check_error: an assert message is a string or @ "Bad"
 """,
-    "slice_step_zero": HEAD + """\
+    "slice_step_zero": HEAD
+    + """\
     A[0:4:0] = T.broadcast(T.float32(0), 4)  # check_error: a slice step is a positive integer @ 0]
 """,
-    "let_where_not_a_var": HEAD + """\
+    "let_where_not_a_var": HEAD
+    + """\
     A[0] = T.Cast("float32", T.Let(n + 1, where={3: 1}))  # check_error: T.Let binds a variable @ 3:
 """,
-    "min_value_of_handle": HEAD + """\
+    "min_value_of_handle": HEAD
+    + """\
     A[0] = T.min_value("handle")  # check_error: handle has no limits @ "handle"
 """,
 }

@@ -117,34 +117,44 @@ def f(A: T.Buffer((32,), "float16"), B: T.Buffer((32,), "float16"), t: T.int32):
 HEAD = '@T.prim_func\ndef f(A: T.Buffer((8,), "float32"), x: T.float32):\n'
 
 CASES = {
-    "address_of_a_number": HEAD + """\
+    "address_of_a_number": HEAD
+    + """\
     T.evaluate(T.address_of(1))  # check_error: takes a buffer, a buffer element @ 1
 """,
-    "address_of_an_expression": HEAD + """\
+    "address_of_an_expression": HEAD
+    + """\
     T.evaluate(T.address_of(A[0] + x))  # check_error: got a float32 expression @ A[0] + x
 """,
-    "address_of_as_a_float": HEAD + """\
+    "address_of_as_a_float": HEAD
+    + """\
     T.evaluate(T.address_of(A[0], dtype="float32"))  # check_error: not float32 @ "float32"
 """,
-    "reinterpret_of_another_width": HEAD + """\
+    "reinterpret_of_another_width": HEAD
+    + """\
     A[0] = T.reinterpret("float64", x)  # check_error: they differ in width @ "float64"
 """,
-    "reinterpret_without_a_type": HEAD + """\
+    "reinterpret_without_a_type": HEAD
+    + """\
     A[0] = T.reinterpret(x)  # check_error: takes a dtype and a value, got 1 @ x
 """,
-    "reinterpret_to_a_bad_dtype": HEAD + """\
+    "reinterpret_to_a_bad_dtype": HEAD
+    + """\
     A[0] = T.reinterpret("float33", x)  # check_error: invalid dtype @ "float33"
 """,
-    "llvm_intrinsic_by_number": HEAD + """\
+    "llvm_intrinsic_by_number": HEAD
+    + """\
     T.evaluate(T.llvm_lookup_intrinsic_id(3))  # check_error: expected a string @ 3
 """,
-    "llvm_intrinsic_not_llvm": HEAD + """\
+    "llvm_intrinsic_not_llvm": HEAD
+    + """\
     T.evaluate(T.llvm_lookup_intrinsic_id("ctpop"))  # check_error: starts with 'llvm.' @ "ctpop"
 """,
-    "warp_shuffle_without_a_width": HEAD + """\
+    "warp_shuffle_without_a_width": HEAD
+    + """\
     A[0] = T.tvm_warp_shuffle(T.tvm_warp_activemask(), x, 0, 32)  # check_error: takes 5 arguments, got 4 @ T.tvm_warp_shuffle
 """,
-    "ty_of_a_value": HEAD + """\
+    "ty_of_a_value": HEAD
+    + """\
     A[0] = T.reinterpret(x.ty, x)  # check_error: has no attribute 'ty' @ x.ty
 """,
 }

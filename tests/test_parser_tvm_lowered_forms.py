@@ -154,7 +154,9 @@ class Module:
 def test_module_attrs_in_text():
     mod, printed = roundtrip(MODULE_ATTRS)
     assert dict(mod.attrs) == {"attr": 10, "name": "m"}
-    assert printed.startswith('@I.ir_module\nclass Module:\n    I.module_attrs({"attr": 10, "name": "m"})\n')
+    assert printed.startswith(
+        '@I.ir_module\nclass Module:\n    I.module_attrs({"attr": 10, "name": "m"})\n'
+    )
 
 
 def test_module_attrs_in_a_decorated_class():

@@ -16,7 +16,7 @@ from tilelang.script import relax as R
 from tilelang.script import tir as T
 
 # SEED_PROGRAMS.md section 5, as TVM's printer shows it
-SEED_MODULE = '''
+SEED_MODULE = """
 # from tvm.script import ir as I
 # from tvm.script import tir as T
 # from tvm.script import relax as R
@@ -56,7 +56,7 @@ class Module:
             gv: R.Tensor((16, 16), dtype="float32") = lv1
             R.output(gv)
         return gv
-'''  # noqa: E501
+"""  # noqa: E501
 
 
 def run_main(mod, *args):
@@ -87,8 +87,13 @@ def test_an_unknown_module_name_is_a_located_error():
     text = SEED_MODULE.replace("cls.te_relu", "Other.te_relu")
     with pytest.raises(TIRSyntaxError, match="R.call_tir calls a prim_func of the module") as info:
         tilelang.parse(text)
-    assert info.value.line == text.splitlines().index(
-        next(line for line in text.splitlines() if "Other.te_relu" in line)) + 1
+    assert (
+        info.value.line
+        == text.splitlines().index(
+            next(line for line in text.splitlines() if "Other.te_relu" in line)
+        )
+        + 1
+    )
 
 
 @I.ir_module

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import tilelang
-from tilelang.ir import IRModule, StmtExprMutator, assert_structural_equal
 from tilelang.analysis import infer_block_regions
+from tilelang.ir import IRModule, StmtExprMutator, assert_structural_equal
 from tilelang.testing.strategies import prim_funcs
 
 SAMPLES = sorted((Path(__file__).resolve().parents[1] / "samples").glob("*.tir"))

@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from tilelang.arith import eval_interval
 from tilelang.ir import For, ForKind, IterVar, post_order_visit
 from tilelang.ir import stmt as S
-from tilelang.ir.var_usage import undefined_vars
 from tilelang.ir.printer import script
+from tilelang.ir.var_usage import undefined_vars
 from tilelang.testing.strategies import prim_funcs, program_cases
 
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))

@@ -246,7 +246,9 @@ def test_reverse_compute_at_cuts_a_reduction_into_ordered_chunks():
 
 def test_reverse_compute_at_refuses_overlapping_reduction_chunks():
     # The consumer reads a sliding window: chunks of k would overlap and be summed twice.
-    text = ROWSUM.replace("C[vi] = C[vi] + B[vi, vk]", "C[vi] = C[vi] + B[vi, vk] + B[vi, T.min(vk + 1, 15)]")
+    text = ROWSUM.replace(
+        "C[vi] = C[vi] + B[vi, vk]", "C[vi] = C[vi] + B[vi, vk] + B[vi, T.min(vk + 1, 15)]"
+    )
     sch = tir.Schedule(tilelang.parse(text))
     _, k = sch.get_loops("B")
     k_0, _ = sch.split(k, factors=[4, 4])
@@ -269,6 +271,7 @@ def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
             v = T.axis.spatial(16, i_0 * 4 + i_1)
             C[v] = B[15 - v] + T.float32(1)
 """
+
 
 def test_compute_at_with_a_reversed_index():
     mod = tilelang.parse(REVERSED)

@@ -120,8 +120,10 @@ def test_reindex_cache_read_ir_numbers_and_trace():
     assert_structural_equal(sch.mod["main"], tilelang.parse(READ_EXPECTED)["main"])
     a, c = run(sch.mod, (8, 8), (8, 8))
     np.testing.assert_allclose(c, a * 2 + 1)
-    assert ('sch.reindex_cache_read(block=b0, read_buffer_index=0, storage_scope="shared", '
-            "index_map=lambda i, j: (j, i // 2, i % 2))") in str(sch.trace)
+    assert (
+        'sch.reindex_cache_read(block=b0, read_buffer_index=0, storage_scope="shared", '
+        "index_map=lambda i, j: (j, i // 2, i % 2))"
+    ) in str(sch.trace)
     replays(sch, mod)
 
 

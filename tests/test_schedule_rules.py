@@ -94,8 +94,12 @@ def test_samples_schedule_consistently(path):
         buffers = [func.buffer_map.get(p) for p in func.params]
         if any(b is None for b in buffers):
             continue
-        shapes = [tuple(int(d.value) for d in b.shape) if all(
-            hasattr(d, "value") for d in b.shape) else None for b in buffers]
+        shapes = [
+            tuple(int(d.value) for d in b.shape)
+            if all(hasattr(d, "value") for d in b.shape)
+            else None
+            for b in buffers
+        ]
         if any(s is None for s in shapes) or any(not b.dtype.is_float() for b in buffers):
             continue
         arrays = [rng.standard_normal(s).astype(str(b.dtype)) for s, b in zip(shapes, buffers)]
@@ -115,8 +119,12 @@ def test_differential_programs_keep_their_results():
 
     scheduled = []
 
-    @settings(max_examples=25, deadline=None, derandomize=True,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=25,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(case=program_cases())
     def check(case):
         mod = tilelang.IRModule({"f": case.func.with_attr("global_symbol", "f")})
@@ -172,6 +180,7 @@ def test_python_target_runs_the_program_as_written():
 def test_refused_primitive_falls_back(monkeypatch):
     """When cache_write refuses, the tiling plan is dropped and a simpler one runs; the
     result still computes the matmul."""
+
     def refuse(self, *args, **kwargs):
         raise ScheduleError("cache_write: refused by the test")
 
@@ -203,15 +212,25 @@ def test_graph_build_schedules_each_prim_func():
 
 def test_tilec_emits_the_trace_and_honours_no_auto_schedule(tmp_path):
     sample = str(SAMPLES / "mm_relu.tir")
-    trace = subprocess.run([sys.executable, "-m", "tilelang.cli", sample, "--emit", "trace"],
-                           capture_output=True, text=True, timeout=120)
+    trace = subprocess.run(
+        [sys.executable, "-m", "tilelang.cli", sample, "--emit", "trace"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert trace.returncode == 0, trace.stderr
     assert "cache_write" in trace.stdout and "vectorize" in trace.stdout
     lowered = subprocess.run(
         [sys.executable, "-m", "tilelang.cli", sample, "--emit", "lowered"],
-        capture_output=True, text=True, timeout=120)
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     plain = subprocess.run(
-        [sys.executable, "-m", "tilelang.cli", sample, "--emit", "lowered",
-         "--no-auto-schedule"], capture_output=True, text=True, timeout=120)
+        [sys.executable, "-m", "tilelang.cli", sample, "--emit", "lowered", "--no-auto-schedule"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert "T.vectorized" in lowered.stdout
     assert plain.returncode == 0 and "T.vectorized" not in plain.stdout

@@ -10,8 +10,8 @@ from conftest import load_sample
 
 import tilelang
 from tilelang import tir
-from tilelang.ir import assert_structural_equal, structural_equal
 from tilelang.analysis import get_block_read_write_region
+from tilelang.ir import assert_structural_equal, structural_equal
 from tilelang.ir.functor import StmtExprMutator
 from tilelang.testing.workloads import matmul
 from tilelang.tune import stochastic_schedule_mm

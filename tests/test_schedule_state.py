@@ -128,7 +128,7 @@ def test_block_scope_dependencies():
         found = blocks(state.mod["main"])
         scope = state.get_block_scope(state.get_sref(found["root"]))
         got = set()
-        for name, block in found.items():
+        for block in found.values():
             for dep in scope.get_deps_by_src(state.get_sref(block)):
                 assert dep in scope.get_deps_by_dst(dep.dst)
                 got.add((dep.src.stmt.name_hint, dep.dst.stmt.name_hint, dep.kind))

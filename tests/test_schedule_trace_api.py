@@ -68,8 +68,10 @@ def test_instruction_prints_with_placeholders():
     assert str(inst) == "_, _ = sch.get_loops(block=_)"
     assert inst.inputs[0].same_as(block) and inst.outputs == (l0, l1)
     split = Instruction(InstructionKind.get("Split"), [l0, None, 4], [True, False], [l1])
-    assert str(split) == ("_, = sch.split(loop=_, factors=[None, 4], preserve_unit_iters=True, "
-                          "disable_predication=False)")
+    assert str(split) == (
+        "_, = sch.split(loop=_, factors=[None, 4], preserve_unit_iters=True, "
+        "disable_predication=False)"
+    )
 
 
 def test_recorded_calls_split_into_inputs_and_attrs_as_tvm_does():
@@ -104,11 +106,18 @@ def test_trace_from_instructions_prints_replays_and_pops():
 
 def test_simplified_drops_unused_lookups_and_cuts_postprocessing():
     b0, b1 = BlockRV(), BlockRV()
-    insts = [get_block("B", b0), compute_inline(b0), get_block("C", b1),
-             Instruction(InstructionKind.get("EnterPostproc")), compute_inline(b1)]
+    insts = [
+        get_block("B", b0),
+        compute_inline(b0),
+        get_block("C", b1),
+        Instruction(InstructionKind.get("EnterPostproc")),
+        compute_inline(b1),
+    ]
     trace = Trace(insts, {})
     assert [i.kind.name for i in trace.simplified(remove_postproc=True).insts] == [
-        "GetBlock", "ComputeInline"]
+        "GetBlock",
+        "ComputeInline",
+    ]
     assert trace.simplified(remove_postproc=False).insts == insts
     # an unused lookup goes, an effect stays even when its outputs are unused
     l0, l1, l2 = LoopRV(), LoopRV(), LoopRV()
@@ -203,6 +212,7 @@ def main(a: T.handle):
 
 
 def test_expr_rv_outputs_print_as_v():
-    trace = Trace([Instruction(InstructionKind.get("SampleCategorical"), [], [[3], [1.0]],
-                               [ExprRV()])], {})
+    trace = Trace(
+        [Instruction(InstructionKind.get("SampleCategorical"), [], [[3], [1.0]], [ExprRV()])], {}
+    )
     assert trace.as_python() == ["v0 = sch.sample_categorical(candidates=[3], probs=[1.0])"]

@@ -75,7 +75,9 @@ def test_model_ranks_held_back_candidates_better_than_chance(measured, backend):
 
 def test_model_waits_for_enough_samples_and_scores_unlowerable_last(measured):
     model = CostModel("numpy")
-    model.update([f for f, _ in measured[: MIN_SAMPLES - 1]], [t for _, t in measured[: MIN_SAMPLES - 1]])
+    model.update(
+        [f for f, _ in measured[: MIN_SAMPLES - 1]], [t for _, t in measured[: MIN_SAMPLES - 1]]
+    )
     assert not model.trained
     assert list(model.predict([measured[0][0], None])) == [0.0, -np.inf]
     model.update([f for f, _ in measured[MIN_SAMPLES:]], [t for _, t in measured[MIN_SAMPLES:]])

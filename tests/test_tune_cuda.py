@@ -55,9 +55,16 @@ def run_on_c(mod, workload):
     return out, workload.reference(*args[:-1])
 
 
-@pytest.mark.parametrize("workload", [W.matmul(64, 64, 32), W.batch_matmul(2, 32, 32, 16),
-                                      W.softmax(8, 256), W.matmul(32, 32, 32, relu=True)],
-                         ids=["matmul", "batch_matmul", "softmax", "mm_relu"])
+@pytest.mark.parametrize(
+    "workload",
+    [
+        W.matmul(64, 64, 32),
+        W.batch_matmul(2, 32, 32, 16),
+        W.softmax(8, 256),
+        W.matmul(32, 32, 32, relu=True),
+    ],
+    ids=["matmul", "batch_matmul", "softmax", "mm_relu"],
+)
 def test_candidates_compute_the_workload_on_the_c_backend(workload):
     candidates = draw(workload, 4)
     assert len(candidates) == 4

@@ -96,7 +96,9 @@ def run(args) -> int:
                 shown.add(str(warning.message))
                 print(warning.message, file=sys.stderr)
         else:
-            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+            warnings.showwarning(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
     return status
 
 

@@ -169,7 +169,10 @@ def pass_context(args):
                 file=sys.stderr,
             )
         )
-    config = {"tir.instrument_bound_checkers": args.bounds_check, "tl.warn_bounds": args.warn_bounds}
+    config = {
+        "tir.instrument_bound_checkers": args.bounds_check,
+        "tl.warn_bounds": args.warn_bounds,
+    }
     options = {"disabled_pass": args.disable_pass, "instruments": instruments, "config": config}
     if args.opt_level is not None:
         options["opt_level"] = args.opt_level

@@ -5,12 +5,29 @@ Programs written against TVM (``sch = tvm.tir.Schedule(mod)``) run with
 """
 
 from tilelang.schedule import (
-    BlockRV, ExprRV, Instruction, InstructionKind, LoopRV, SBlockRV, Schedule, ScheduleState,
-    StmtSRef, Trace,
+    BlockRV,
+    ExprRV,
+    Instruction,
+    InstructionKind,
+    LoopRV,
+    SBlockRV,
+    Schedule,
+    ScheduleState,
+    StmtSRef,
+    Trace,
 )
 from tilelang.schedule.tensor_intrin import TensorIntrin
 
 __all__ = [
-    "Schedule", "Trace", "BlockRV", "SBlockRV", "LoopRV", "ExprRV", "Instruction",
-    "InstructionKind", "ScheduleState", "StmtSRef", "TensorIntrin",
+    "Schedule",
+    "Trace",
+    "BlockRV",
+    "SBlockRV",
+    "LoopRV",
+    "ExprRV",
+    "Instruction",
+    "InstructionKind",
+    "ScheduleState",
+    "StmtSRef",
+    "TensorIntrin",
 ]

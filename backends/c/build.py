@@ -21,8 +21,8 @@ from tilelang.backends.c.codegen_c import (
     generate_c,
     header_text,
 )
-from tilelang.bounds.report import is_bounds_payload, out_of_bounds_error
 
+from tilelang.bounds.report import is_bounds_payload, out_of_bounds_error
 from tilelang.errors import AssertionFailure, BuildError
 from tilelang.runtime.cache import atomic_write, content_key, load_or_build
 from tilelang.runtime.compiler import (

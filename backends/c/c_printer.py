@@ -243,7 +243,9 @@ class CLikePrinter(NodeFunctor):
                 f"(const int64_t[]){{{listed}}});"
             )
         else:
-            message = op.message.value if isinstance(op.message, E.StringImm) else "assertion failed"
+            message = (
+                op.message.value if isinstance(op.message, E.StringImm) else "assertion failed"
+            )
             self.emit(f"tl_set_error({c_string(message)});")
         self.close_block("} else {")
         self.level += 1

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import attrs
 from tilelang.backends.c.c_printer import CLikePrinter
-from tilelang.backends.c.literals import c_comment, c_float_literal, half_value
 from tilelang.backends.c.codegen_c import _helper
+from tilelang.backends.c.literals import c_comment, c_float_literal, half_value
 from tilelang.backends.c.names import ScopedNames, sanitize
 from tilelang.backends.cuda.split import DeviceFunction, Kernel, split_host_device
 

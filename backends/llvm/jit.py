@@ -23,9 +23,9 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from tilelang.errors import BuildError
-from tilelang.runtime.externs import declare_library
 from tilelang.runtime.cache import atomic_write, cache_dir, content_key
 from tilelang.runtime.compiler import run_compiler
+from tilelang.runtime.externs import declare_library
 
 from .options import LLVMOptions
 

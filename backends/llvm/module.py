@@ -5,12 +5,11 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
+from tilelang.bounds.report import is_bounds_payload, out_of_bounds_error
 from tilelang.errors import AssertionFailure, BuildError
 from tilelang.runtime.ctypes_call import function_type, make_caller
 
 from . import jit
-from tilelang.bounds.report import is_bounds_payload, out_of_bounds_error
-
 from .codegen import ERROR_SLOT, ERROR_VALUES, MAX_ERROR_VALUES
 
 

@@ -35,9 +35,11 @@ c_nd = tvm.nd.empty((128, 128), dtype="float32")
 @tvm.script.ir_module
 class MyModule:
     @T.prim_func
-    def main(A: T.Buffer((128, 128), "float32"),
-             B: T.Buffer((128, 128), "float32"),
-             C: T.Buffer((128, 128), "float32")):
+    def main(
+        A: T.Buffer((128, 128), "float32"),
+        B: T.Buffer((128, 128), "float32"),
+        C: T.Buffer((128, 128), "float32"),
+    ):
         T.func_attr({"global_symbol": "main", "tir.noalias": True})
         for i, j, k in T.grid(128, 128, 128):
             with T.block("C"):
@@ -94,7 +96,10 @@ with tempfile.TemporaryDirectory() as work_dir:
     lib["main"](a_nd, b_nd, c_nd)
     np.testing.assert_allclose(c_nd.numpy(), c_mm, rtol=1e-4)
     f_timer_after = lib.time_evaluator("main", tvm.cpu())
-    print("Time cost of MyModule after tuning: %.3f ms" % (f_timer_after(a_nd, b_nd, c_nd).mean * 1000))
+    print(
+        "Time cost of MyModule after tuning: %.3f ms"
+        % (f_timer_after(a_nd, b_nd, c_nd).mean * 1000)
+    )
 
 # MetaSchedule with its default (generic) search space
 with tempfile.TemporaryDirectory() as work_dir:

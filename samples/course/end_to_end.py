@@ -12,7 +12,7 @@ The module is the course's decorated ``@R.function`` class verbatim.
 """
 
 # The course's own spelling is kept on purpose (%-formatting, long lines).
-# ruff: noqa: UP031, E501
+# ruff: noqa: UP031, E501, F821 - `cls` is TVMScript (the module itself), not Python
 
 import tempfile
 
@@ -29,10 +29,12 @@ from tilelang.script import tir as T
 @tvm.script.ir_module
 class MyModuleMixture:
     @T.prim_func
-    def linear0(X: T.Buffer((1, 784), "float32"),
-                W: T.Buffer((128, 784), "float32"),
-                B: T.Buffer((128,), "float32"),
-                Z: T.Buffer((1, 128), "float32")):
+    def linear0(
+        X: T.Buffer((1, 784), "float32"),
+        W: T.Buffer((128, 784), "float32"),
+        B: T.Buffer((128,), "float32"),
+        Z: T.Buffer((1, 128), "float32"),
+    ):
         T.func_attr({"global_symbol": "linear0", "tir.noalias": True})
         Y = T.alloc_buffer((1, 128), "float32")
         for i, j, k in T.grid(1, 128, 784):
@@ -45,14 +47,16 @@ class MyModuleMixture:
         for i, j in T.grid(1, 128):
             with T.block("Z"):
                 vi, vj = T.axis.remap("SS", [i, j])
-                Z[vi, vj] =  Y[vi, vj] + B[vj]
+                Z[vi, vj] = Y[vi, vj] + B[vj]
 
     @R.function
-    def main(x: R.Tensor((1, 784), "float32"),
-             w0: R.Tensor((128, 784), "float32"),
-             b0: R.Tensor((128,), "float32"),
-             w1: R.Tensor((10, 128), "float32"),
-             b1: R.Tensor((10,), "float32")):
+    def main(
+        x: R.Tensor((1, 784), "float32"),
+        w0: R.Tensor((128, 784), "float32"),
+        b0: R.Tensor((128,), "float32"),
+        w1: R.Tensor((10, 128), "float32"),
+        b1: R.Tensor((10,), "float32"),
+    ):
         with R.dataflow():
             lv0 = R.call_tir(cls.linear0, (x, w0, b0), R.Tensor((1, 128), dtype="float32"))
             lv1 = R.call_dps_packed("env.relu", (lv0,), R.Tensor((1, 128), dtype="float32"))
@@ -65,10 +69,7 @@ MyModuleMixture.show()
 
 
 @tvm.register_func("env.linear", override=True)
-def torch_linear(x: tvm.nd.NDArray,
-                 w: tvm.nd.NDArray,
-                 b: tvm.nd.NDArray,
-                 out: tvm.nd.NDArray):
+def torch_linear(x: tvm.nd.NDArray, w: tvm.nd.NDArray, b: tvm.nd.NDArray, out: tvm.nd.NDArray):
     x_torch = torch.from_dlpack(x)
     w_torch = torch.from_dlpack(w)
     b_torch = torch.from_dlpack(b)
@@ -78,8 +79,7 @@ def torch_linear(x: tvm.nd.NDArray,
 
 
 @tvm.register_func("env.relu", override=True)
-def lnumpy_relu(x: tvm.nd.NDArray,
-                out: tvm.nd.NDArray):
+def lnumpy_relu(x: tvm.nd.NDArray, out: tvm.nd.NDArray):
     x_torch = torch.from_dlpack(x)
     out_torch = torch.from_dlpack(out)
     torch.maximum(x_torch, torch.Tensor([0.0]), out=out_torch)
@@ -106,11 +106,7 @@ expected = numpy_mlp(img.reshape(1, 784), **mlp_params)
 
 ex = relax.build(MyModuleMixture, target="llvm")
 vm = relax.VirtualMachine(ex, tvm.cpu())
-nd_res = vm["main"](data_nd,
-                    nd_params["w0"],
-                    nd_params["b0"],
-                    nd_params["w1"],
-                    nd_params["b1"])
+nd_res = vm["main"](data_nd, nd_params["w0"], nd_params["b0"], nd_params["w1"], nd_params["b1"])
 np.testing.assert_allclose(nd_res.numpy(), expected, rtol=1e-4, atol=1e-4)
 pred_kind = np.argmax(nd_res.numpy(), axis=1)
 print("MyModuleMixture Prediction:", pred_kind[0])

@@ -25,9 +25,11 @@ from tilelang.script import tir as T
 @tvm.script.ir_module
 class MyModuleVecAdd:
     @T.prim_func
-    def main(A: T.Buffer((1024,), "float32"),
-             B: T.Buffer((1024,), "float32"),
-             C: T.Buffer((1024,), "float32")) -> None:
+    def main(
+        A: T.Buffer((1024,), "float32"),
+        B: T.Buffer((1024,), "float32"),
+        C: T.Buffer((1024,), "float32"),
+    ) -> None:
         T.func_attr({"global_symbol": "main", "tir.noalias": True})
         for i in T.grid(1024):
             with T.block("C"):
@@ -37,7 +39,7 @@ class MyModuleVecAdd:
 
 sch = tvm.tir.Schedule(MyModuleVecAdd)
 block_C = sch.get_block("C")
-i, = sch.get_loops(block=block_C)
+(i,) = sch.get_loops(block=block_C)
 i0, i1 = sch.split(i, [None, 128])
 sch.mod.show()
 sch.bind(i0, "blockIdx.x")
@@ -55,8 +57,7 @@ np.testing.assert_allclose(C_np, A_np + B_np)
 @tvm.script.ir_module
 class MyModuleWindowSum:
     @T.prim_func
-    def main(A: T.Buffer((1027,), "float32"),
-             B: T.Buffer((1024,), "float32")) -> None:
+    def main(A: T.Buffer((1027,), "float32"), B: T.Buffer((1024,), "float32")) -> None:
         T.func_attr({"global_symbol": "main", "tir.noalias": True})
         for i in T.grid(1024):
             with T.block("C"):
@@ -67,7 +68,7 @@ class MyModuleWindowSum:
 sch = tvm.tir.Schedule(MyModuleWindowSum)
 nthread = 128
 block_C = sch.get_block("C")
-i, = sch.get_loops(block=block_C)
+(i,) = sch.get_loops(block=block_C)
 i0, i1 = sch.split(i, [None, nthread])
 sch.bind(i0, "blockIdx.x")
 sch.bind(i1, "threadIdx.x")

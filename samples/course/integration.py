@@ -74,7 +74,7 @@ def map_param(param: nn.Parameter):
 
 def fetch_attr(fx_mod, target: str):
     """Helper function to fetch an attr"""
-    target_atoms = target.split('.')
+    target_atoms = target.split(".")
     attr_itr = fx_mod
     for i, atom in enumerate(target_atoms):
         if not hasattr(attr_itr, atom):
@@ -99,9 +99,7 @@ def from_fx(fx_mod, input_shapes, call_function_map, call_module_map):
                     # create input placeholder
                     shape = input_shapes[input_index]
                     input_index += 1
-                    input_var = relax.Var(
-                        node.target, relax.TensorStructInfo(shape, "float32")
-                    )
+                    input_var = relax.Var(node.target, relax.TensorStructInfo(shape, "float32"))
                     fn_inputs.append(input_var)
                     node_map[node] = input_var
                 elif node.op == "get_attr":

@@ -28,9 +28,11 @@ c_mm_relu = np.maximum(a_np @ b_np, 0)
 @tvm.script.ir_module
 class MyModule:
     @T.prim_func
-    def mm_relu(A: T.Buffer((128, 128), "float32"),
-                B: T.Buffer((128, 128), "float32"),
-                C: T.Buffer((128, 128), "float32")):
+    def mm_relu(
+        A: T.Buffer((128, 128), "float32"),
+        B: T.Buffer((128, 128), "float32"),
+        C: T.Buffer((128, 128), "float32"),
+    ):
         T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
         Y = T.alloc_buffer((128, 128), dtype="float32")
         for i, j, k in T.grid(128, 128, 128):

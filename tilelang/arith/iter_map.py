@@ -212,7 +212,9 @@ class _Detector:
             if expected < extent and (bijective or len(splits) > 1 and key in bounded):
                 raise _Fail(f"iterator {_name(mark)} is not fully used")
             if key in bounded and expected != extent:
-                raise _Fail(f"the splits of iterator {_name(mark)} do not cover its predicate bound")
+                raise _Fail(
+                    f"the splits of iterator {_name(mark)} do not cover its predicate bound"
+                )
         for key in bounded:
             if key not in uses:
                 raise _Fail("the predicate bounds a fused iterator no index uses")
@@ -328,7 +330,7 @@ def inverse_map(indices, iters: dict, outputs) -> dict | None:
                 if parents[id(arg.mark)] == 0:
                     ready.append(arg.mark)
     out = {}
-    for var, mark in detector.iters.items():
+    for var in detector.iters:
         found = next((value[k] for k, m in marks.items() if m.source is var), None)
         out[var] = simplify(found) if found is not None else E.IntImm(var.dtype, 0)
     return out

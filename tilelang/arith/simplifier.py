@@ -114,7 +114,9 @@ class Simplifier(StmtExprMutator):
                 rest.add_atom(atom, coeff)
         quotient.const, rest.const = divmod(form.const, c)
         bound = self.ana.form_bound(rest)
-        if floor and not (bound.lo is not None and bound.hi is not None and bound.lo // c == bound.hi // c):
+        if floor and not (
+            bound.lo is not None and bound.hi is not None and bound.lo // c == bound.hi // c
+        ):
             # ``(x * 8 + 7) // 16`` is ``x // 2``: split each term whose coefficient
             # divides c into its whole periods and a bounded remainder
             split_q, split_r = _split_terms(quotient, rest, c)

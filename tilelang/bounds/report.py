@@ -44,7 +44,7 @@ def is_bounds_payload(message: str) -> bool:
 def out_of_bounds_error(payload: str, values) -> OutOfBoundsError:
     """The located error for a failed check: ``payload`` from :func:`site_payload`
     and the recorded values (the indices, then the buffer's extents)."""
-    site = json.loads(payload[len(MARKER):])
+    site = json.loads(payload[len(MARKER) :])
     ndim = site["ndim"]
     values = [int(v) for v in values[: 2 * ndim]]
     indices, extents = values[:ndim], values[ndim:]
@@ -56,5 +56,3 @@ def out_of_bounds_error(payload: str, values) -> OutOfBoundsError:
     )
     where = site["span"]
     return OutOfBoundsError.at(message, Span(*where) if where else None)
-
-

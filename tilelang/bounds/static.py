@@ -100,9 +100,16 @@ def _bounds_attained(expr: E.PrimExpr, ranged: dict) -> bool:
         if isinstance(node, E.Cast):
             stack.append(node.value)
             continue
-        if isinstance(node, E.Mul) and const_int_value(node.a) is None and const_int_value(node.b) is None:
+        if (
+            isinstance(node, E.Mul)
+            and const_int_value(node.a) is None
+            and const_int_value(node.b) is None
+        ):
             return False
-        if isinstance(node, (E.FloorDiv, E.Div, E.FloorMod)) and (const_int_value(node.b) or 0) <= 0:
+        if (
+            isinstance(node, (E.FloorDiv, E.Div, E.FloorMod))
+            and (const_int_value(node.b) or 0) <= 0
+        ):
             return False
         stack += [node.a, node.b]
     return True
@@ -347,8 +354,10 @@ class _Finder(StmtExprVisitor):
         return self._issue(access, axis, lo, hi, provable)
 
     def _issue(self, access, axis, lo, hi, provable):
-        node = access if getattr(access, "span", None) is not None else (
-            self.located[-1] if self.located else access
+        node = (
+            access
+            if getattr(access, "span", None) is not None
+            else (self.located[-1] if self.located else access)
         )
         return BoundsIssue(self.func_name, access.buffer, access, axis, lo, hi, provable, node)
 

@@ -353,7 +353,9 @@ class BufferLoad(PrimExpr):
 
 def _check_lanes(node) -> None:
     if node.lanes < 1:
-        raise TIRTypeError(f"{type(node).__name__} needs a positive number of lanes, got {node.lanes}")
+        raise TIRTypeError(
+            f"{type(node).__name__} needs a positive number of lanes, got {node.lanes}"
+        )
 
 
 @attrs.frozen(eq=False, repr=False)

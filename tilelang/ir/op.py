@@ -73,7 +73,9 @@ INTRINSICS: dict[str, OpInfo] = {
     "tvm_struct_set": OpInfo("tvm_struct_set", 4, "given"),
     "tvm_stack_alloca": OpInfo("tvm_stack_alloca", 2, "handle"),
     "call_llvm_pure_intrin": OpInfo("call_llvm_pure_intrin", None, "given"),
-    "call_llvm_intrin": OpInfo("call_llvm_intrin", None, "given"),  # a fact for the simplifier; no runtime effect
+    "call_llvm_intrin": OpInfo(
+        "call_llvm_intrin", None, "given"
+    ),  # a fact for the simplifier; no runtime effect
     "address_of": OpInfo("address_of", 1, "handle"),  # the address of a buffer element
     "tvm_storage_sync": OpInfo("tvm_storage_sync", 1, "handle"),  # GPU barrier (ThreadSync)
     # an LLVM intrinsic's id, by name (kept by name: ids differ between LLVM versions)

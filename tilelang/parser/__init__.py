@@ -39,9 +39,9 @@ def parse(
     """
     from lark.exceptions import LarkError
 
-    from tilelang.parser.builder import build_file
     from tilelang.ir.dtype import DataTypeError
     from tilelang.ir.expr import TIRTypeError
+    from tilelang.parser.builder import build_file
     from tilelang.parser.diagnostics import SourceInfo, TIRLocatedTypeError, syntax_error
     from tilelang.parser.grammar_loader import get_parser
 

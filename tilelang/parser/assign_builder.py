@@ -10,7 +10,6 @@ from tilelang.ir import (
     Allocate,
     AllocateConst,
     AttrStmt,
-    Range,
     Buffer,
     BufferLoad,
     BufferRegion,
@@ -23,6 +22,7 @@ from tilelang.ir import (
     LetStmt,
     MatchBufferRegion,
     PrimExpr,
+    Range,
     SizeVar,
     StringImm,
     Var,
@@ -138,7 +138,12 @@ class AssignBuilderMixin:
             self.scopes.define(name, var)
             return Wrapper(
                 lambda body: AllocateConst(
-                    var, value.dtype, value.extents, value.data, body, value.annotations,
+                    var,
+                    value.dtype,
+                    value.extents,
+                    value.data,
+                    body,
+                    value.annotations,
                     span=span,
                 )
             )

@@ -37,7 +37,6 @@ from tilelang.parser.positions import bounds, bounds_between
 from tilelang.parser.scope import MISSING, ScopeStack
 from tilelang.parser.stmt_builder import FuncFrame, StmtBuilderMixin, statements_of
 
-
 #: script modules by their last name (TVM 0.27 calls the TIR one ``tirx``)
 _MODULE_KINDS = {"tir": "T", "tirx": "T", "ir": "I", "relax": "R"}
 

@@ -10,9 +10,9 @@ import numbers
 from lark import Tree
 
 from tilelang.ir import Buffer, DataType, DataTypeError, PrimExpr, TIRTypeError, const
-from tilelang.ir.dtype import is_valid_dtype
 from tilelang.ir import op as ops
 from tilelang.ir.convert import binary
+from tilelang.ir.dtype import is_valid_dtype
 from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
 from tilelang.parser.expr_builder import SpecialName, describe
@@ -88,7 +88,9 @@ def call_captured(ctx, callee: S.Captured, tree, args, kwargs):
     try:
         result = callee.func(*values, **named)
     except Exception as exc:  # noqa: BLE001 - any failure of user code, located
-        raise ctx.error(tree, f"calling {callee.name} failed: {type(exc).__name__}: {exc}") from None
+        raise ctx.error(
+            tree, f"calling {callee.name} failed: {type(exc).__name__}: {exc}"
+        ) from None
     if isinstance(result, (PrimExpr, bool, numbers.Number, str, tuple, list)):
         return result
     raise ctx.error(tree, f"{callee.name}(...) returned {describe(result)}, not an expression")
@@ -182,7 +184,7 @@ def typed_handle(ctx, tree, args, kwargs):
     if isinstance(dtype, F.DTypeFunction):
         dtype = str(dtype.dtype)
     if not isinstance(dtype, str) or not (dtype == "void" or is_valid_dtype(dtype)):
-        raise ctx.error(args[0], f"T.handle of {describe(dtype)}: expected a dtype or \"void\"")
+        raise ctx.error(args[0], f'T.handle of {describe(dtype)}: expected a dtype or "void"')
     if not isinstance(scope, str):
         raise ctx.error(tree, f"the storage scope of T.handle is a string, not {describe(scope)}")
     return S.SymbolicVarSpec(DataType("handle"))

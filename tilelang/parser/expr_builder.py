@@ -96,7 +96,9 @@ class ExprBuilder:
         text = str(tree.children[0]).replace("_", "")
         # checked before converting: int() of thousands of digits is slow or refused
         if len(text) > 80:
-            raise self.ctx.error(tree, f"the integer literal has {len(text)} digits; no type holds it")
+            raise self.ctx.error(
+                tree, f"the integer literal has {len(text)} digits; no type holds it"
+            )
         return int(text, 0)
 
     def eval_float_lit(self, tree):
@@ -407,13 +409,16 @@ class ExprBuilder:
                 continue
             var = self.eval(item.children[0])
             if not isinstance(var, Var):
-                raise self.ctx.error(item.children[0], f"T.Let binds a variable, not {describe(var)}")
+                raise self.ctx.error(
+                    item.children[0], f"T.Let binds a variable, not {describe(var)}"
+                )
             raw = self.eval(item.children[1])
             dtype = None if isinstance(raw, PrimExpr) else var.dtype  # a literal takes its type
             value = self.ctx.guard(item, convert, raw, dtype)
             if value.dtype != var.dtype:
                 raise self.ctx.error(
-                    item.children[1], f"{var.name} is {var.dtype} but its value is {value.dtype}",
+                    item.children[1],
+                    f"{var.name} is {var.dtype} but its value is {value.dtype}",
                     cls=self.ctx.type_error_cls,
                 )
             bindings.append((var, value))

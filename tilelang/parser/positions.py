@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from lark import Token, Tree
 
-
 _UNSET = object()
 #: walks longer than this memoise their answer on the nodes they passed
 _MEMO_DEPTH = 16

@@ -109,8 +109,9 @@ class StmtBuilderMixin(AssignBuilderMixin):
                 value_tree, "a prim_func without a result type (-> T.int32) returns nothing"
             )
         value = self.coerce(value, self.ret_type, value_tree, "the result")
-        return Evaluate(ops.call_intrin("ret", value, span=self.span(value_tree)),
-                        span=self.stmt_span(tree))
+        return Evaluate(
+            ops.call_intrin("ret", value, span=self.span(value_tree)), span=self.stmt_span(tree)
+        )
 
     def stmt_assert_stmt(self, tree, owner):
         condition = self.exprs.condition(self.exprs.eval(tree.children[0]), tree.children[0])
@@ -384,6 +385,4 @@ def assert_message(ctx, message, tree) -> tuple[str, object]:
         and all(isinstance(part, str) for part in message[1])
     ):
         return message[0], "".join(message[1])
-    raise ctx.error(
-        tree, 'an assert message is a string or ("ErrorKind", ["message", ...])'
-    )
+    raise ctx.error(tree, 'an assert message is a string or ("ErrorKind", ["message", ...])')

@@ -197,8 +197,9 @@ def _buffer_spec(shape, dtype, data, strides, elem_offset, scope, offset_factor)
     shape = as_shape(shape)
     if isinstance(strides, (list, tuple)):
         # TVM's strides=("A_s0",): a string names a new symbolic stride
-        strides = tuple(Var(s, "int32") if isinstance(s, str) and s.isidentifier() else s
-                        for s in strides)
+        strides = tuple(
+            Var(s, "int32") if isinstance(s, str) and s.isidentifier() else s for s in strides
+        )
     strides = as_shape(strides, "strides") if strides is not None else ()
     if elem_offset is not None:
         elem_offset = as_expr(as_index(elem_offset, "elem_offset"), "elem_offset")

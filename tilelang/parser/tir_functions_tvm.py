@@ -10,8 +10,8 @@ its argument check.
 from __future__ import annotations
 
 from tilelang.ir import Buffer, BufferLoad, Cast, FloatImm, IntImm, Var, const
-from tilelang.ir.expr import StringImm
 from tilelang.ir import op as ops
+from tilelang.ir.expr import StringImm
 from tilelang.parser import specs as S
 from tilelang.parser.tir_registry import (
     ArgError,
@@ -54,8 +54,9 @@ def allocate_const(data, dtype, extents, annotations=None):
     kind = float if dtype.is_float() else int
     if kind is int and any(isinstance(v, float) and not v.is_integer() for v in values):
         raise ArgError(f"{dtype} constants must be integers", "data")
-    return S.AllocateConstSpec(tuple(kind(v) for v in values), dtype, extents,
-                               as_dict(annotations, "annotations"))
+    return S.AllocateConstSpec(
+        tuple(kind(v) for v in values), dtype, extents, as_dict(annotations, "annotations")
+    )
 
 
 def _flat_numbers(data) -> list:
@@ -76,8 +77,9 @@ def env_thread(thread_tag):
 @tir_function("launch_thread")
 def launch_thread(thread, extent):
     if not isinstance(thread, (str, Var)):
-        raise ArgError(f"expected a thread tag or a T.env_thread variable, got {_kind(thread)}",
-                       "thread")
+        raise ArgError(
+            f"expected a thread tag or a T.env_thread variable, got {_kind(thread)}", "thread"
+        )
     return S.LaunchSpec(thread, as_expr(as_index(extent, "extent"), "extent"))
 
 
@@ -168,8 +170,7 @@ def address_of(obj, dtype=None, *, span=None):
     if isinstance(obj, Buffer):
         obj = BufferLoad(obj, tuple(IntImm("int32", 0) for _ in obj.shape), span=span)
     if not isinstance(obj, (BufferLoad, Var)):
-        raise ArgError(f"takes a buffer, a buffer element or a variable, "
-                       f"got {_kind(obj)}", "obj")
+        raise ArgError(f"takes a buffer, a buffer element or a variable, got {_kind(obj)}", "obj")
     return ops.call_intrin("address_of", obj, span=span)
 
 
@@ -207,8 +208,11 @@ def comm_reducer(combiner, identity, *, span=None):
     identity = [as_expr(v, "identity") for v in identity]
     n = len(identity)
     if len(combiner.params) != 2 * n:
-        raise ArgError(f"{n} identit{'y needs' if n == 1 else 'ies need'} a lambda of "
-                       f"{2 * n} parameters, got {len(combiner.params)}", "combiner")
+        raise ArgError(
+            f"{n} identit{'y needs' if n == 1 else 'ies need'} a lambda of "
+            f"{2 * n} parameters, got {len(combiner.params)}",
+            "combiner",
+        )
     if len(set(combiner.params)) != 2 * n:
         raise ArgError("the lambda's parameters must be distinct", "combiner")
     params = [Var(p, v.dtype, span=span) for p, v in zip(combiner.params, identity * 2)]

@@ -163,9 +163,7 @@ class BlockBuilder:
         value leaves the block as emit_output would take it out (``gv = lv`` appended
         to the block), so the function stays well formed."""
         last = frame.blocks[-1] if frame.blocks and not frame.bindings else None
-        if not isinstance(last, DataflowBlock) or not any(
-            b.var is var for b in last.bindings
-        ):
+        if not isinstance(last, DataflowBlock) or not any(b.var is var for b in last.bindings):
             raise ArgumentError(
                 f"{var.name_hint!r} is local to a dataflow block that is not the function's "
                 "last; emit_output it inside that block"

@@ -248,8 +248,7 @@ def const(value, dtype=None) -> Constant:
             )
         if sinfo.ndim not in (-1, data.ndim):
             raise ArgumentError(
-                f"relax.const: the value has rank {data.ndim} but the struct info says "
-                f"{sinfo.ndim}"
+                f"relax.const: the value has rank {data.ndim} but the struct info says {sinfo.ndim}"
             )
         return Constant.from_array(data)
     try:

@@ -41,7 +41,20 @@ from tilelang.schedule.state import BlockRV, ExprRV, LoopRV, SBlockRV
 from tilelang.schedule.trace import Trace
 
 __all__ = [
-    "Schedule", "BlockRV", "SBlockRV", "LoopRV", "ExprRV", "Instruction", "InstructionKind",
-    "Trace", "ScheduleState", "StmtSRef", "BlockScope", "Dependency", "DepKind", "CachedFlags",
-    "UnknownHandleError", "UnknownFunctionError",
+    "Schedule",
+    "BlockRV",
+    "SBlockRV",
+    "LoopRV",
+    "ExprRV",
+    "Instruction",
+    "InstructionKind",
+    "Trace",
+    "ScheduleState",
+    "StmtSRef",
+    "BlockScope",
+    "Dependency",
+    "DepKind",
+    "CachedFlags",
+    "UnknownHandleError",
+    "UnknownFunctionError",
 ]

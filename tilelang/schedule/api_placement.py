@@ -191,8 +191,11 @@ class PlacementPrimitives:
         if loop_func != func_name:
             raise schedule_error(primitive, f"block {name!r}", "the loop is in another function")
         rewrite = getattr(block_placement, primitive)
-        func = (at_mark(self._mod[func_name], name, var) if is_mark(var)  # sampled root/inline
-                else rewrite(self._mod[func_name], name, var, preserve_unit_loops, index))
+        func = (
+            at_mark(self._mod[func_name], name, var)
+            if is_mark(var)  # sampled root/inline
+            else rewrite(self._mod[func_name], name, var, preserve_unit_loops, index)
+        )
         args = [
             ("block", block),
             ("loop", loop),

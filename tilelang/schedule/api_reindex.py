@@ -11,8 +11,7 @@ class ReindexPrimitives:
     """reindex_cache_read, reindex_cache_write (a mixin of
     :class:`~tilelang.schedule.Schedule`)."""
 
-    def reindex_cache_read(self, block, read_buffer_index: int, storage_scope: str,
-                           index_map):
+    def reindex_cache_read(self, block, read_buffer_index: int, storage_scope: str, index_map):
         """Makes ``block`` read buffer ``reads[read_buffer_index]`` through a cache in
         ``storage_scope`` whose indices are ``index_map`` of the block's iterators.
 
@@ -83,11 +82,16 @@ class ReindexPrimitives:
                         T.writes(B[vi, vj])
                         B[vi, vj] = A_shared[vj, vi] * T.float32(2)
         """
-        return self._reindex("reindex_cache_read", "read_buffer_index", block,
-                             read_buffer_index, storage_scope, index_map)
+        return self._reindex(
+            "reindex_cache_read",
+            "read_buffer_index",
+            block,
+            read_buffer_index,
+            storage_scope,
+            index_map,
+        )
 
-    def reindex_cache_write(self, block, write_buffer_index: int, storage_scope: str,
-                            index_map):
+    def reindex_cache_write(self, block, write_buffer_index: int, storage_scope: str, index_map):
         """Makes ``block`` write buffer ``writes[write_buffer_index]`` into a cache in
         ``storage_scope`` whose indices are ``index_map`` of the block's iterators, and
         adds a block copying the cache back.
@@ -158,8 +162,14 @@ class ReindexPrimitives:
                         T.writes(B[vi, vj])
                         B[vi, vj] = B_local[vj, vi]
         """
-        return self._reindex("reindex_cache_write", "write_buffer_index", block,
-                             write_buffer_index, storage_scope, index_map)
+        return self._reindex(
+            "reindex_cache_write",
+            "write_buffer_index",
+            block,
+            write_buffer_index,
+            storage_scope,
+            index_map,
+        )
 
     def _reindex(self, primitive, index_key, block, index, scope, index_map):
         block, func_name, name = self._block_target(block, primitive)
@@ -167,7 +177,6 @@ class ReindexPrimitives:
         func, new_name = rewrite(self._mod[func_name], name, index, scope, index_map)
         # the trace holds the map itself, which prints as a lambda (replayable text)
         imap = IndexMap.from_func(index_map, len(self.get(block).iter_vars))
-        args = [("block", block), (index_key, index), ("storage_scope", scope),
-                ("index_map", imap)]
+        args = [("block", block), (index_key, index), ("storage_scope", scope), ("index_map", imap)]
         (rv,) = self._apply(primitive, args, func_name, func, blocks=[new_name])
         return rv

@@ -80,8 +80,9 @@ class SamplingPrimitives:
                         B[vi] = A[vi] * T.float32(2)
         """
         func_name, var = self._loop(loop, "sample_perfect_tile")
-        extent = const_value(find_loop(Tree(self._mod[func_name]), var, "sample_perfect_tile")
-                             .extent)
+        extent = const_value(
+            find_loop(Tree(self._mod[func_name]), var, "sample_perfect_tile").extent
+        )
         if extent is None:  # as TVM: a symbolic loop is tiled trivially, the outer part inferred
             decision = sampling.symbolic_tiling(n)
         else:

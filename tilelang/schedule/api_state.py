@@ -92,8 +92,7 @@ class StatePrimitives:
             _, writes = navigation.block_buffers(inner.block)
             if any(id(b) not in local for b in writes):
                 names.append(inner.block.name_hint)
-        return self._apply("get_output_blocks", [("block", scope_block)], func_name,
-                           blocks=names)
+        return self._apply("get_output_blocks", [("block", scope_block)], func_name, blocks=names)
 
     def sample_compute_location(self, block, decision=None) -> LoopRV:
         """Draws where ``block`` may be computed, uniformly among TVM's candidates: the
@@ -203,8 +202,9 @@ def _compute_locations(func, name) -> list:
     for other in realizes[1:]:
         chain = tree.ancestors(other)
         common = [a for a, b in zip(common, chain) if a is b]
-    boundary = next((a for a in reversed(common) if isinstance(a, (S.For, S.Block,
-                                                                   S.BlockRealize))), None)
+    boundary = next(
+        (a for a in reversed(common) if isinstance(a, (S.For, S.Block, S.BlockRealize))), None
+    )
     if not isinstance(boundary, S.For):
         return out
     loops = tree.loops_above(realizes[0])
@@ -244,4 +244,3 @@ def _succeeds(rewrite, *args) -> bool:
     except ScheduleError:
         return False
     return True
-

@@ -111,8 +111,11 @@ def _quasi_affine_vars(expr, loop_vars):
 
 
 #: thread tags whose loops share a buffer of each storage scope
-_SHARED_BY = {"global": ("blockIdx", "threadIdx", "vthread"), "shared": ("threadIdx",),
-              "warp": ("threadIdx.x",)}
+_SHARED_BY = {
+    "global": ("blockIdx", "threadIdx", "vthread"),
+    "shared": ("threadIdx",),
+    "warp": ("threadIdx.x",),
+}
 
 
 def _relaxed(tree, realize, lca, scope_realize, buffer):
@@ -125,8 +128,9 @@ def _relaxed(tree, realize, lca, scope_realize, buffer):
             below = False
         if scope_realize is not None and anc is scope_realize.block:
             break
-        if isinstance(anc, S.For) and (below or (anc.thread_binding or "").startswith(tags)
-                                       and tags):
+        if isinstance(anc, S.For) and (
+            below or (anc.thread_binding or "").startswith(tags) and tags
+        ):
             ranges[anc.loop_var] = Range(anc.min, anc.extent)
     return ranges
 
@@ -176,10 +180,12 @@ def _union(boxes, bounds):
 
 def _covered(tree, realize_of, scope_realize, consumer, producers, bounds) -> bool:
     c_realize = realize_of[id(consumer)]
-    path = [c_realize.block] + [a for a in reversed(tree.ancestors(c_realize))
-                                if isinstance(a, S.For)]
-    path = [p for p in path if p is c_realize.block
-            or tree.is_ancestor(scope_realize.block, p)] + [scope_realize.block]
+    path = [c_realize.block] + [
+        a for a in reversed(tree.ancestors(c_realize)) if isinstance(a, S.For)
+    ]
+    path = [p for p in path if p is c_realize.block or tree.is_ancestor(scope_realize.block, p)] + [
+        scope_realize.block
+    ]
     at = {}
     for producer in producers:
         p_realize = realize_of[id(producer)]
@@ -208,7 +214,10 @@ def _covered(tree, realize_of, scope_realize, consumer, producers, bounds) -> bo
             consumed = _box(read, c_bind, ranges)
             for (plo, phi), (clo, chi), extent in zip(produced, consumed, read.buffer.shape):
                 # only the part inside the buffer has to be produced
-                zero, top = E.IntImm(clo.dtype, 0) if clo is not None else None, simplify(extent - 1)
+                zero, top = (
+                    E.IntImm(clo.dtype, 0) if clo is not None else None,
+                    simplify(extent - 1),
+                )
                 if clo is not None and not _le(zero, clo, bounds):
                     clo = fold_max(clo, zero)
                 if chi is not None and not _le(chi, top, bounds):
@@ -228,8 +237,11 @@ def _clipped(box, predicate, write, bind, ranges):
     indices = [simplify(substitute(r.min, bind)) for r in write.region]
     owners = []
     for index in indices:
-        relaxed = [(atom, c) for atom, c in linear_form(index).live_terms()
-                   if isinstance(atom, E.Var) and atom in ranges]
+        relaxed = [
+            (atom, c)
+            for atom, c in linear_form(index).live_terms()
+            if isinstance(atom, E.Var) and atom in ranges
+        ]
         if len(relaxed) > 1 or any(abs(c) != 1 for _, c in relaxed):
             return None
         owners.append(id(relaxed[0][0]) if relaxed else None)
@@ -248,8 +260,10 @@ def _clipped(box, predicate, write, bind, ranges):
         for lhs, rhs, how in ((cond.a, cond.b, op), (cond.b, cond.a, _FLIP[op])):
             if not isinstance(rhs, E.IntImm):
                 continue
-            dim = next((d for d, index in enumerate(indices)
-                        if const_difference(lhs, index) is not None), None)
+            dim = next(
+                (d for d, index in enumerate(indices) if const_difference(lhs, index) is not None),
+                None,
+            )
             if dim is None:
                 continue
             k, c = const_difference(lhs, index := indices[dim]), rhs.value

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from tilelang.arith import Analyzer, ConstBound, const_value, detect_iter_map, simplify
-from tilelang.ir.buffer import Range
-from tilelang.ir.var_usage import uses_var
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.buffer import Range
+from tilelang.ir.var_usage import uses_var
 from tilelang.schedule.common import block_subject, find_block, find_loop
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import (

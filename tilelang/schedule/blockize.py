@@ -8,12 +8,12 @@ import attrs
 from tilelang.arith import LinearForm, const_value, eval_interval, linear_form, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.var_usage import uses_any_var
 from tilelang.ir.buffer import Range
 from tilelang.ir.functor import substitute
-from tilelang.schedule.inline import _with_regions
+from tilelang.ir.var_usage import uses_any_var
 from tilelang.schedule.common import copy_loops, find_loop, fresh_name, loop_subject
 from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.inline import _with_regions
 from tilelang.schedule.state import Tree, rewrite
 
 
@@ -79,7 +79,9 @@ def blockize(func, loop_var, preserve_unit_iters=True):
             inner_values.append(inner_part.to_expr())
             body_map[iv.var] = vi
             if preserve_unit_iters:  # TVM keeps a unit outer iterator per iterator
-                unit = S.IterVar(Range(0, E.IntImm(dtype, 1)), E.Var(f"{name}_o", dtype), iv.iter_type)
+                unit = S.IterVar(
+                    Range(0, E.IntImm(dtype, 1)), E.Var(f"{name}_o", dtype), iv.iter_type
+                )
                 outer_ivs.append(unit)
                 outer_values.append(E.IntImm(dtype, 0))
             continue

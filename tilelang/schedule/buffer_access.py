@@ -11,9 +11,9 @@ Before / after ``annotate_buffer_access(B, 0, "read", lambda vi, vj: ((vi - 1, v
         ...                                      T.block_attr({"explicit_read_region": [0]})
 
 The function maps the block's iterators to one ``(begin, end)`` pair (end exclusive)
-per dimension of the buffer, or a bare index for a dimension accessed at one point. The annotation ``explicit_read_region`` /
-``explicit_write_region`` lists the indices whose regions were declared, so that
-region inference keeps them.
+per dimension of the buffer, or a bare index for a dimension accessed at one point. The
+annotation ``explicit_read_region`` / ``explicit_write_region`` lists the indices whose
+regions were declared, so that region inference keeps them.
 """
 
 from __future__ import annotations

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import attrs
 
+from tilelang.analysis import get_block_access_region, get_block_read_write_region
 from tilelang.arith import const_value, eval_interval, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.analysis import get_block_access_region, get_block_read_write_region
 from tilelang.ir.buffer import Range, decl_buffer
-from tilelang.ir.structural import structural_equal
 from tilelang.ir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
-from tilelang.schedule.inline import allocated_in, _with_regions
+from tilelang.ir.structural import structural_equal
 from tilelang.schedule.cache_region import (
     Rebase,
     at_least_zero,
@@ -23,6 +22,7 @@ from tilelang.schedule.cache_region import (
 )
 from tilelang.schedule.common import block_subject, find_block, fresh_name
 from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.inline import _with_regions, allocated_in
 from tilelang.schedule.regions import buffers_of, siblings
 from tilelang.schedule.state import Tree, rewrite
 

@@ -29,7 +29,7 @@ def symbolic_region(tree, realize, buffer, writes):
     bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
     dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in tree.loops_above(realize)}
     out = None
-    for region in (writes_ if writes else reads_):
+    for region in writes_ if writes else reads_:
         if region.buffer is not buffer:
             continue
         dims = []

@@ -8,8 +8,8 @@ import attrs
 from tilelang.arith import simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.var_usage import uses_any_var
 from tilelang.ir.functor import StmtExprMutator, post_order_visit, substitute
+from tilelang.ir.var_usage import uses_any_var
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree
 

@@ -57,9 +57,11 @@ def unknown_handle(primitive: str, rv) -> UnknownHandleError:
 
 def unknown_function(names) -> UnknownFunctionError:
     """The error for a lookup that names no function in a module of several."""
-    reason = (f"the module has several functions ({', '.join(sorted(names))}) and none is "
-              "called 'main': the schedule does not know which function to be working on; "
-              "pass func_name= or call work_on()")
+    reason = (
+        f"the module has several functions ({', '.join(sorted(names))}) and none is "
+        "called 'main': the schedule does not know which function to be working on; "
+        "pass func_name= or call work_on()"
+    )
     error = UnknownFunctionError(f"get_block: {reason}")
     error.primitive, error.subject, error.reason = "get_block", "func_name", reason
     return error

@@ -52,15 +52,17 @@ class IndexMap:
         """The final indices with the initial variables replaced by ``indices``."""
         if len(indices) != len(self.initial_indices):
             raise ArgumentError(
-                f"the index map takes {len(self.initial_indices)} indices, not {len(indices)}")
+                f"the index map takes {len(self.initial_indices)} indices, not {len(indices)}"
+            )
         vmap = {var: convert(x) for var, x in zip(self.initial_indices, indices)}
         return [simplify(substitute(e, vmap)) for e in self.final_indices]
 
     def map_shape(self, shape) -> list:
         """The extent of each final index while the inputs range over ``shape``; None
         where it has no bound."""
-        ranges = {var: Range(0, convert(extent)) for var, extent in
-                  zip(self.initial_indices, shape)}
+        ranges = {
+            var: Range(0, convert(extent)) for var, extent in zip(self.initial_indices, shape)
+        }
         out = []
         for expr in self.final_indices:
             lo, hi = eval_interval(expr, ranges)

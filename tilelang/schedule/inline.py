@@ -10,9 +10,9 @@ from tilelang.arith import Analyzer, ConstBound, const_value, eval_interval, sim
 from tilelang.arith.iter_map import inverse_map
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.var_usage import uses_var
 from tilelang.ir.functor import StmtExprMutator, substitute
 from tilelang.ir.structural import structural_equal
+from tilelang.ir.var_usage import uses_var
 from tilelang.schedule.common import and_predicate, block_subject, find_block
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import buffers_of, siblings

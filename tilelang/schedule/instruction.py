@@ -38,8 +38,9 @@ class InstructionKind:
     _by_name: dict[str, InstructionKind] = {}
     _by_method: dict[str, InstructionKind] = {}
 
-    def __init__(self, name, method, params=(), outputs=NO_OUTPUT, is_pure=False,
-                 has_decision=False):
+    def __init__(
+        self, name, method, params=(), outputs=NO_OUTPUT, is_pure=False, has_decision=False
+    ):
         self.name = name
         self.method = method
         self.params = tuple(params)
@@ -222,8 +223,9 @@ def _kind(name, method, params, outputs=NO_OUTPUT, pure=False, decision=False, a
     parsed = []
     for p in params.split():
         keyword, _, role = p.partition(":")
-        parsed.append((None if keyword == "*" else keyword,
-                       {"i": INPUT, "a": ATTR, "*": VARIADIC}[role]))
+        parsed.append(
+            (None if keyword == "*" else keyword, {"i": INPUT, "a": ATTR, "*": VARIADIC}[role])
+        )
     InstructionKind.register(
         InstructionKind(name, method, parsed, outputs, pure, decision), *aliases
     )
@@ -254,14 +256,30 @@ _kind("ComputeAt", "compute_at", "block:i loop:i preserve_unit_loops:a index:a")
 _kind("ReverseComputeAt", "reverse_compute_at", "block:i loop:i preserve_unit_loops:a index:a")
 _kind("ComputeInline", "compute_inline", "block:i")
 _kind("ReverseComputeInline", "reverse_compute_inline", "block:i")
-_kind("CacheRead", "cache_read",
-      "block:i read_buffer_index:a storage_scope:a consumer_blocks:i", SINGLE)
-_kind("CacheWrite", "cache_write",
-      "block:i write_buffer_index:a storage_scope:a consumer_blocks:i", SINGLE)
-_kind("ReindexCacheRead", "reindex_cache_read",
-      "block:i read_buffer_index:a storage_scope:a index_map:i", SINGLE)
-_kind("ReindexCacheWrite", "reindex_cache_write",
-      "block:i write_buffer_index:a storage_scope:a index_map:i", SINGLE)
+_kind(
+    "CacheRead",
+    "cache_read",
+    "block:i read_buffer_index:a storage_scope:a consumer_blocks:i",
+    SINGLE,
+)
+_kind(
+    "CacheWrite",
+    "cache_write",
+    "block:i write_buffer_index:a storage_scope:a consumer_blocks:i",
+    SINGLE,
+)
+_kind(
+    "ReindexCacheRead",
+    "reindex_cache_read",
+    "block:i read_buffer_index:a storage_scope:a index_map:i",
+    SINGLE,
+)
+_kind(
+    "ReindexCacheWrite",
+    "reindex_cache_write",
+    "block:i write_buffer_index:a storage_scope:a index_map:i",
+    SINGLE,
+)
 _kind("CacheInplace", "cache_inplace", "block:i read_buffer_index:a storage_scope:a", LIST)
 _kind("ReIndex", "reindex", "block:i buffer:a", SINGLE)
 _kind("SetScope", "set_scope", "block:i buffer_index:a storage_scope:a")
@@ -270,10 +288,23 @@ _kind("DecomposeReduction", "decompose_reduction", "block:i loop:i", SINGLE)
 _kind("RFactor", "rfactor", "loop:i factor_axis:a", SINGLE)
 _kind("Blockize", "blockize", "target:i preserve_unit_iters:a", SINGLE)
 _kind("Tensorize", "tensorize", "block_or_loop:i tensor_intrin:a preserve_unit_iters:a")
-_kind("SamplePerfectTile", "sample_perfect_tile", "loop:i n:a max_innermost_factor:a", LIST,
-      pure=True, decision=True)
-_kind("SampleCategorical", "sample_categorical", "candidates:a probs:a", SINGLE,
-      pure=True, decision=True)
-_kind("SampleComputeLocation", "sample_compute_location", "block:i", SINGLE,
-      pure=True, decision=True)
+_kind(
+    "SamplePerfectTile",
+    "sample_perfect_tile",
+    "loop:i n:a max_innermost_factor:a",
+    LIST,
+    pure=True,
+    decision=True,
+)
+_kind(
+    "SampleCategorical",
+    "sample_categorical",
+    "candidates:a probs:a",
+    SINGLE,
+    pure=True,
+    decision=True,
+)
+_kind(
+    "SampleComputeLocation", "sample_compute_location", "block:i", SINGLE, pure=True, decision=True
+)
 _kind("EnterPostproc", "enter_postproc", "")

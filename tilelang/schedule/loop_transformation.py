@@ -16,9 +16,9 @@ import numpy as np
 from tilelang.analysis import get_block_access_region
 from tilelang.arith import Analyzer, const_value, simplify
 from tilelang.arith.iter_map import detect_iter_map, iter_map_simplify, product, split_expr
-from tilelang.ir.buffer import Range
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.buffer import Range
 from tilelang.ir.var_usage import uses_any_var
 from tilelang.schedule.common import (
     and_predicate,
@@ -205,7 +205,9 @@ def fuse(func, variables, preserve_unit_iters=True):
 
     def normalise(realize):
         values = tuple(
-            v if id(v) in slices or not uses_any_var(v, [fused]) else _fused_binding(v, fused, total)
+            v
+            if id(v) in slices or not uses_any_var(v, [fused])
+            else _fused_binding(v, fused, total)
             for v in realize.iter_values
         )
         if all(a is b for a, b in zip(values, realize.iter_values)):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import attrs
 
+from tilelang.analysis import get_block_access_region
 from tilelang.arith import const_value
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.analysis import get_block_access_region
 from tilelang.schedule.common import block_subject, find_block, find_loop, loop_subject
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.loop_transformation import annotate_loop, unannotate_loop

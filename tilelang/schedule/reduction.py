@@ -6,9 +6,8 @@ import attrs
 
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.var_usage import uses_any_var
 from tilelang.ir.functor import substitute
-from tilelang.schedule.inline import _with_regions
+from tilelang.ir.var_usage import uses_any_var
 from tilelang.schedule.common import (
     block_subject,
     copy_loops,
@@ -18,6 +17,7 @@ from tilelang.schedule.common import (
     is_reduction_binding,
 )
 from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.inline import _with_regions
 from tilelang.schedule.state import Tree, rewrite
 
 

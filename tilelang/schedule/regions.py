@@ -7,10 +7,10 @@ this module only substitutes bindings and relaxes loops.
 
 from __future__ import annotations
 
+from tilelang.analysis import get_block_access_region
 from tilelang.arith import const_value, eval_interval, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.analysis import get_block_access_region
 from tilelang.ir.buffer import Range
 from tilelang.ir.functor import substitute
 from tilelang.ir.var_usage import uses_var
@@ -139,9 +139,7 @@ def point_axes(primitive, subject, realize, buffer, use_writes) -> list:
                 realize,
             )
         form = simplify(rng.min)
-        if const_value(form) is not None or not any(
-            uses_var(form, v) for v in block_vars
-        ):
+        if const_value(form) is not None or not any(uses_var(form, v) for v in block_vars):
             axes.append(None)
             continue
         axis = _axis(form, block_vars)

@@ -52,12 +52,20 @@ def _reindex(primitive, func, name, index, scope, index_map, read):
     buffer = _pick(primitive, realize, index, regions, "read" if read else "write")
     region = next(r for r in regions if r.buffer is buffer)
     if not all(isinstance(r.extent, E.IntImm) and r.extent.value == 1 for r in region.region):
-        raise schedule_error(primitive, subject, f"the block does not access {buffer.name} at a "
-                             "single point per iteration", realize)
+        raise schedule_error(
+            primitive,
+            subject,
+            f"the block does not access {buffer.name} at a single point per iteration",
+            realize,
+        )
     writers = [r for r in siblings(tree, realize) if buffer in buffers_of(r)[1]]
     if not read and writers:
-        raise schedule_error(primitive, subject, f"block {writers[0].block.name_hint!r} also "
-                             f"writes {buffer.name}", realize)
+        raise schedule_error(
+            primitive,
+            subject,
+            f"block {writers[0].block.name_hint!r} also writes {buffer.name}",
+            realize,
+        )
     if read and len(writers) > 1:
         raise schedule_error(primitive, subject, f"{buffer.name} has several producers", realize)
     if read and buffer in buffers_of(realize)[1]:
@@ -79,10 +87,14 @@ def _reindex(primitive, func, name, index, scope, index_map, read):
         in_new = any(uses_any_var(x, [iv.var]) for x in new_indices)
         if in_old != in_new:
             raise schedule_error(
-                primitive, subject,
+                primitive,
+                subject,
                 f"the block iterator {iv.var.name} appears in "
-                f"{'the old' if in_old else 'the new'} indices {_show(old_indices if in_old else new_indices)} "
-                f"but not in {_show(new_indices if in_old else old_indices)}", realize)
+                f"{'the old' if in_old else 'the new'} indices "
+                f"{_show(old_indices if in_old else new_indices)} "
+                f"but not in {_show(new_indices if in_old else old_indices)}",
+                realize,
+            )
         if in_new:
             used.append((iv, value))
 
@@ -92,8 +104,11 @@ def _reindex(primitive, func, name, index, scope, index_map, read):
         related = writers
         loc = _lca(tree, [realize, *related], scope_node) if related else scope_node
     else:
-        related = [r for r in siblings(tree, realize) if buffer in buffers_of(r)[0]
-                   and tree.order.index(r) > tree.order.index(realize)]
+        related = [
+            r
+            for r in siblings(tree, realize)
+            if buffer in buffers_of(r)[0] and tree.order.index(r) > tree.order.index(realize)
+        ]
         loc = _lca(tree, [realize, *related], scope_node) if related else scope_node
     body = func.body if loc is None else loc.body
     items = list(body.seq) if isinstance(body, S.SeqStmt) else [body]
@@ -117,8 +132,9 @@ def _reindex(primitive, func, name, index, scope, index_map, read):
         return func.with_body(S.BlockRealize((), E.IntImm("bool", 1), root)), new_name
     mapping[id(loc)] = attrs.evolve(loc, body=new_body)
     if loc is scope_node:
-        mapping[id(loc)] = attrs.evolve(loc, body=new_body,
-                                        alloc_buffers=(*loc.alloc_buffers, cache))
+        mapping[id(loc)] = attrs.evolve(
+            loc, body=new_body, alloc_buffers=(*loc.alloc_buffers, cache)
+        )
         return rewrite(func, mapping), new_name
     func = rewrite(func, mapping)
     owner = Tree(func).realizes[scope_node.name_hint][0].block
@@ -164,8 +180,13 @@ def _stage(name, buffer, cache, old_indices, new_indices, used, loops, read):
     new = [substitute(x, vmap) for x in new_indices]
     src, src_idx, dst, dst_idx = (buffer, old, cache, new) if read else (cache, new, buffer, old)
     point = lambda buf, idx: BufferRegion(buf, [Range(x, 1) for x in idx])  # noqa: E731
-    block = S.Block(tuple(ivs), (point(src, src_idx),), (point(dst, dst_idx),), name,
-                    S.BufferStore(dst, E.BufferLoad(src, tuple(src_idx)), tuple(dst_idx)))
+    block = S.Block(
+        tuple(ivs),
+        (point(src, src_idx),),
+        (point(dst, dst_idx),),
+        name,
+        S.BufferStore(dst, E.BufferLoad(src, tuple(src_idx)), tuple(dst_idx)),
+    )
     stmt = S.BlockRealize(tuple(bindings), E.IntImm("bool", 1), block)
     for f in reversed(loops):
         stmt = S.For(loop_vars[f.loop_var], f.min, f.extent, S.ForKind.SERIAL, stmt)
@@ -200,8 +221,13 @@ def _redirect(block, old, new, indices, read):
     def swap(regions, which):
         return tuple(point if r.buffer is old and which else r for r in regions)
 
-    return attrs.evolve(block, body=body, init=init, reads=swap(block.reads, True),
-                        writes=swap(block.writes, not read))
+    return attrs.evolve(
+        block,
+        body=body,
+        init=init,
+        reads=swap(block.reads, True),
+        writes=swap(block.writes, not read),
+    )
 
 
 def _replace_in(stmt, old, new):

@@ -31,14 +31,14 @@ from tilelang.analysis import get_block_access_region
 from tilelang.arith import const_value, detect_iter_map
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.var_usage import uses_any_var
 from tilelang.ir.buffer import Range, decl_buffer
 from tilelang.ir.functor import post_order_visit, substitute
 from tilelang.ir.structural import structural_equal
-from tilelang.schedule.inline import _with_regions
+from tilelang.ir.var_usage import uses_any_var
 from tilelang.schedule.cache import rewrite_stmt
 from tilelang.schedule.common import block_subject, find_loop, fresh_name, loop_subject
 from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.inline import _with_regions
 from tilelang.schedule.state import Tree, rewrite
 
 #: commutative, associative combiners rfactor can split: node type -> identity kind

@@ -30,8 +30,9 @@ def symbolic_tiling(n: int) -> list:
     """TVM's tiling of a loop of symbolic extent into ``n`` factors: ``[-1, 1, ..., 1]``,
     -1 standing for the factor ``split`` infers."""
     if not isinstance(n, int) or n < 1:
-        raise schedule_error("sample_perfect_tile", "a symbolic extent",
-                             f"n must be a positive int, not {n!r}")
+        raise schedule_error(
+            "sample_perfect_tile", "a symbolic extent", f"n must be a positive int, not {n!r}"
+        )
     return [-1] + [1] * (n - 1)
 
 

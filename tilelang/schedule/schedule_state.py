@@ -48,7 +48,8 @@ class StmtSRef:
     def __repr__(self) -> str:
         what = type(self.stmt).__name__ if self.stmt is not None else "removed"
         name = getattr(self.stmt, "name_hint", None) or getattr(
-            getattr(self.stmt, "loop_var", None), "name", "")
+            getattr(self.stmt, "loop_var", None), "name", ""
+        )
         return f"StmtSRef({what} {name})".replace(" )", ")")
 
 
@@ -69,7 +70,8 @@ class ScheduleState:
             mod = IRModule({"main": mod})
         if not isinstance(mod, IRModule):
             raise ScheduleError(
-                f"ScheduleState: expects an IRModule or a PrimFunc, not {type(mod).__name__}")
+                f"ScheduleState: expects an IRModule or a PrimFunc, not {type(mod).__name__}"
+            )
         self._mod = mod
         self._srefs: dict[int, StmtSRef] = {}
         self._index_cache = None  # (mod, {id(node): (node, parent block/loop, func name)})
@@ -154,11 +156,13 @@ class ScheduleState:
         the module to the blocks of ``tgt_stmt`` that take over their references."""
         src = src_sref.stmt
         ok = (isinstance(src, S.For) and isinstance(tgt_stmt, (S.For, S.BlockRealize))) or (
-            isinstance(src, S.Block) and isinstance(tgt_stmt, S.Block))
+            isinstance(src, S.Block) and isinstance(tgt_stmt, S.Block)
+        )
         if src is None or not ok:
             raise ScheduleError(
                 f"replace: cannot replace {type(src).__name__} by {type(tgt_stmt).__name__} "
-                "(a loop takes a loop or a BlockRealize, a block a block)")
+                "(a loop takes a loop or a BlockRealize, a block a block)"
+            )
         func_name = self.function_of(src_sref)
         func = self._mod[func_name]
         path = _path_to(func.body, src)
@@ -175,11 +179,9 @@ class ScheduleState:
         """Installs ``func`` as ``func_name`` (a primitive's result): references follow
         their blocks by name (through ``renames``, old name -> new) and their loops by
         variable."""
-        self._install(func_name, func, {}, {}, loop_reuse=True, renames=renames or {},
-                      by_name=True)
+        self._install(func_name, func, {}, {}, loop_reuse=True, renames=renames or {}, by_name=True)
 
-    def _install(self, func_name, func, copies, reuse, loop_reuse, renames=None,
-                 by_name=False):
+    def _install(self, func_name, func, copies, reuse, loop_reuse, renames=None, by_name=False):
         if not self._srefs:  # nothing to follow: skip indexing the module twice
             self._mod = self._mod.with_function(func_name, func)
             return

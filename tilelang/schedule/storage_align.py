@@ -18,9 +18,9 @@ import attrs
 
 from tilelang.ir import expr as E
 from tilelang.ir.analysis import get_block_read_write_region
-from tilelang.schedule.inline import allocated_in
 from tilelang.schedule.common import block_subject, find_block
 from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.inline import allocated_in
 from tilelang.schedule.state import Tree, rewrite
 from tilelang.transform.storage_align import ANNOTATION
 

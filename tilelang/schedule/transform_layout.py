@@ -30,9 +30,9 @@ from tilelang.ir.analysis import get_block_read_write_region
 from tilelang.ir.buffer import Range
 from tilelang.ir.convert import convert
 from tilelang.ir.functor import StmtExprMutator, post_order_visit
-from tilelang.schedule.inline import allocated_in
 from tilelang.schedule.common import block_subject, find_block
 from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.inline import allocated_in
 from tilelang.schedule.reindex import resolve_buffer
 from tilelang.schedule.state import Tree, rewrite
 

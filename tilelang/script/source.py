@@ -5,8 +5,9 @@ with the same grammar as a ``.tir`` file; diagnostics point into the real Python
 Values visible where the function is defined (module globals, the defining scope's
 locals, closure cells) may be used in the body: Python numbers as constants, IR
 expressions and prim_funcs as themselves, and Python functions (lambdas included) as
-callables evaluated while parsing (:class:`~tilelang.parser.specs.Captured`). Only decorated Python code gets
-them: text given to ``tilelang.parse`` or read from a ``.tir`` file never runs Python.
+callables evaluated while parsing (:class:`~tilelang.parser.specs.Captured`). Only
+decorated Python code gets them: text given to ``tilelang.parse`` or read from a ``.tir``
+file never runs Python.
 """
 
 from __future__ import annotations

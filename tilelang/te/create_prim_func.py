@@ -16,6 +16,7 @@ like a hand-written prim_func::
 
 from __future__ import annotations
 
+from tilelang.analysis import infer_block_regions
 from tilelang.errors import ArgumentError
 from tilelang.ir import (
     Block,
@@ -30,7 +31,6 @@ from tilelang.ir import (
     seq_stmt,
     substitute,
 )
-from tilelang.analysis import infer_block_regions
 from tilelang.ir.dtype import HANDLE
 from tilelang.ir.op import if_then_else
 from tilelang.te.reduce import Reduce

@@ -75,8 +75,9 @@ def matmul(n=1024, m=1024, k=1024, relu=False) -> Workload:
         y = a @ b
         return np.maximum(y, 0) if relu else y
 
-    return Workload(name, tir, _c_head(name, "ABC") + body, ((n, k), (k, m), (n, m)),
-                    reference, 2.0 * n * m * k)
+    return Workload(
+        name, tir, _c_head(name, "ABC") + body, ((n, k), (k, m), (n, m)), reference, 2.0 * n * m * k
+    )
 
 
 def batch_matmul(b=16, n=256, m=256, k=256) -> Workload:
@@ -95,8 +96,14 @@ def batch_matmul(b=16, n=256, m=256, k=256) -> Workload:
         f"s += A[(b*{n}+i)*{k}+k] * B[(b*{k}+k)*{m}+j];\n"
         f"    C[(b*{n}+i)*{m}+j] = s;\n  }}\n}}\n"
     )
-    return Workload("batch_matmul", tir, c, ((b, n, k), (b, k, m), (b, n, m)),
-                    lambda x, y: x @ y, 2.0 * b * n * m * k)
+    return Workload(
+        "batch_matmul",
+        tir,
+        c,
+        ((b, n, k), (b, k, m), (b, n, m)),
+        lambda x, y: x @ y,
+        2.0 * b * n * m * k,
+    )
 
 
 def _pad_block(c, h, w):
@@ -137,13 +144,17 @@ def conv2d(c=64, f=64, h=56, w=56) -> Workload:
         "            Y[vn, vf, vy, vx] = Y[vn, vf, vy, vx] + "
         "P[vn, vc, vy + vry, vx + vrx] * W[vf, vc, vry, vrx]\n"
     )
-    cc = _c_head("conv2d", "XWY") + _c_pad(c, h, w) + (
-        f"  for (int f = 0; f < {f}; f++) for (int y = 0; y < {h}; y++) "
-        f"for (int x = 0; x < {w}; x++) {{\n    float s = 0;\n"
-        f"    for (int c = 0; c < {c}; c++) for (int ry = 0; ry < 3; ry++) "
-        "for (int rx = 0; rx < 3; rx++)\n"
-        f"      s += P[(c*{h + 2}+y+ry)*{w + 2}+x+rx] * W[((f*{c}+c)*3+ry)*3+rx];\n"
-        f"    Y[(f*{h}+y)*{w}+x] = s;\n  }}\n}}\n"
+    cc = (
+        _c_head("conv2d", "XWY")
+        + _c_pad(c, h, w)
+        + (
+            f"  for (int f = 0; f < {f}; f++) for (int y = 0; y < {h}; y++) "
+            f"for (int x = 0; x < {w}; x++) {{\n    float s = 0;\n"
+            f"    for (int c = 0; c < {c}; c++) for (int ry = 0; ry < 3; ry++) "
+            "for (int rx = 0; rx < 3; rx++)\n"
+            f"      s += P[(c*{h + 2}+y+ry)*{w + 2}+x+rx] * W[((f*{c}+c)*3+ry)*3+rx];\n"
+            f"    Y[(f*{h}+y)*{w}+x] = s;\n  }}\n}}\n"
+        )
     )
 
     def reference(x, wt):
@@ -151,8 +162,14 @@ def conv2d(c=64, f=64, h=56, w=56) -> Workload:
         win = np.lib.stride_tricks.sliding_window_view(p, (3, 3), axis=(2, 3))
         return np.einsum("ncyxij,fcij->nfyx", win, wt, optimize=True).astype("float32")
 
-    return Workload("conv2d", tir, cc, ((1, c, h, w), (f, c, 3, 3), (1, f, h, w)),
-                    reference, 2.0 * f * h * w * c * 9)
+    return Workload(
+        "conv2d",
+        tir,
+        cc,
+        ((1, c, h, w), (f, c, 3, 3), (1, f, h, w)),
+        reference,
+        2.0 * f * h * w * c * 9,
+    )
 
 
 def depthwise_conv2d(c=64, h=56, w=56) -> Workload:
@@ -167,20 +184,30 @@ def depthwise_conv2d(c=64, h=56, w=56) -> Workload:
         "            Y[vn, vc, vy, vx] = Y[vn, vc, vy, vx] + "
         "P[vn, vc, vy + vry, vx + vrx] * W[vc, vry, vrx]\n"
     )
-    cc = _c_head("depthwise", "XWY") + _c_pad(c, h, w) + (
-        f"  for (int c = 0; c < {c}; c++) for (int y = 0; y < {h}; y++) "
-        f"for (int x = 0; x < {w}; x++) {{\n    float s = 0;\n"
-        "    for (int ry = 0; ry < 3; ry++) for (int rx = 0; rx < 3; rx++)\n"
-        f"      s += P[(c*{h + 2}+y+ry)*{w + 2}+x+rx] * W[(c*3+ry)*3+rx];\n"
-        f"    Y[(c*{h}+y)*{w}+x] = s;\n  }}\n}}\n"
+    cc = (
+        _c_head("depthwise", "XWY")
+        + _c_pad(c, h, w)
+        + (
+            f"  for (int c = 0; c < {c}; c++) for (int y = 0; y < {h}; y++) "
+            f"for (int x = 0; x < {w}; x++) {{\n    float s = 0;\n"
+            "    for (int ry = 0; ry < 3; ry++) for (int rx = 0; rx < 3; rx++)\n"
+            f"      s += P[(c*{h + 2}+y+ry)*{w + 2}+x+rx] * W[(c*3+ry)*3+rx];\n"
+            f"    Y[(c*{h}+y)*{w}+x] = s;\n  }}\n}}\n"
+        )
     )
 
     def reference(x, wt):
         win = np.lib.stride_tricks.sliding_window_view(_np_pad(x), (3, 3), axis=(2, 3))
         return np.einsum("ncyxij,cij->ncyx", win, wt, optimize=True).astype("float32")
 
-    return Workload("depthwise", tir, cc, ((1, c, h, w), (c, 3, 3), (1, c, h, w)),
-                    reference, 2.0 * c * h * w * 9)
+    return Workload(
+        "depthwise",
+        tir,
+        cc,
+        ((1, c, h, w), (c, 3, 3), (1, c, h, w)),
+        reference,
+        2.0 * c * h * w * 9,
+    )
 
 
 def softmax(n=4096, m=1024) -> Workload:
@@ -265,8 +292,7 @@ def layernorm(n=4096, m=1024) -> Workload:
         var = (a * a).mean(axis=1, keepdims=True) - mean * mean
         return (a - mean) / np.sqrt(var + 1e-5) * g + b
 
-    return Workload("layernorm", tir, c, ((n, m), (m,), (m,), (n, m)), reference,
-                    8.0 * n * m, True)
+    return Workload("layernorm", tir, c, ((n, m), (m,), (m,), (n, m)), reference, 8.0 * n * m, True)
 
 
 def transpose(n=2048, m=2048) -> Workload:
@@ -280,12 +306,12 @@ def transpose(n=2048, m=2048) -> Workload:
         f"  for (int i = 0; i < {m}; i++) for (int j = 0; j < {n}; j++) "
         f"B[i*{n}+j] = A[j*{m}+i];\n}}\n"
     )
-    return Workload("transpose", tir, c, ((n, m), (m, n)), lambda a: np.ascontiguousarray(a.T),
-                    0.0)
+    return Workload("transpose", tir, c, ((n, m), (m, n)), lambda a: np.ascontiguousarray(a.T), 0.0)
 
 
 def all_workloads(scale: float = 1.0) -> list[Workload]:
     """Every workload; ``scale`` < 1 shrinks the sizes (tests)."""
+
     def s(x, lo=4):
         return max(lo, int(x * scale))
 

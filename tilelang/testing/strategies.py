@@ -45,10 +45,10 @@ import attrs
 import numpy as np
 from hypothesis import strategies as st
 
+from tilelang.analysis import infer_block_regions
 from tilelang.ir import expr as E
 from tilelang.ir import op
 from tilelang.ir import stmt as S
-from tilelang.analysis import infer_block_regions
 from tilelang.ir.buffer import Buffer, Range, decl_buffer
 from tilelang.ir.convert import binary
 from tilelang.ir.function import PrimFunc

@@ -30,6 +30,8 @@ from tilelang.ir.functor import StmtExprMutator
 from tilelang.transform.pass_infra import prim_func_pass
 
 CONFIG = "tir.instrument_bound_checkers"
+
+
 def _in_range(index: E.PrimExpr, extent: E.PrimExpr) -> E.PrimExpr:
     zero = E.IntImm(index.dtype, 0)
     return logical("and", binary("le", zero, index), binary("lt", index, extent))
@@ -56,10 +58,13 @@ class _AccessCollector:
             for index in expr.indices:
                 self.collect(index, guard, lets)
             self.found.append((expr, guard, lets))
-        elif isinstance(expr, (E.Select,)) or (isinstance(expr, E.Call) and expr.op == "if_then_else"):
+        elif isinstance(expr, (E.Select,)) or (
+            isinstance(expr, E.Call) and expr.op == "if_then_else"
+        ):
             cond, then, other = (
                 (expr.condition, expr.true_value, expr.false_value)
-                if isinstance(expr, E.Select) else expr.args
+                if isinstance(expr, E.Select)
+                else expr.args
             )
             self.collect(cond, guard, lets)
             self.collect(then, _and(guard, cond), lets)
@@ -137,8 +142,10 @@ class _Instrumenter(StmtExprMutator):
             cond = logical("and", cond, more)
         if guard is not None:
             cond = logical("or", E.Not(guard), cond)
-        node = access if getattr(access, "span", None) is not None else (
-            self.located[-1] if self.located else None
+        node = (
+            access
+            if getattr(access, "span", None) is not None
+            else (self.located[-1] if self.located else None)
         )
         values = [_scalar_indices(i)[0] for i in access.indices]
         values = [E.Cast("int64", v) if v.dtype != "int64" else v for v in values]

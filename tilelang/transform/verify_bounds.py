@@ -35,7 +35,7 @@ def verify_buffer_bounds(func, name: str = "main", warn: bool = False) -> None:
         if issue.provable:
             raise OutOfBoundsError.at(issue.message(), issue.span)
     for issue in issues:
-        warnings.warn(BoundsWarning(OutOfBoundsError.at(issue.message(), issue.span)))
+        warnings.warn(BoundsWarning(OutOfBoundsError.at(issue.message(), issue.span)), stacklevel=2)
 
 
 def _verify(func, mod, ctx):

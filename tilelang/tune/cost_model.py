@@ -62,7 +62,9 @@ class CostModel:
         best = min(finite)
         x = np.stack(self.features)
         # normalised throughput in [0, 1]; a failed candidate counts as 0
-        y = np.array([best / lat if math.isfinite(lat) and lat > 0 else 0.0 for lat in self.latencies])
+        y = np.array(
+            [best / lat if math.isfinite(lat) and lat > 0 else 0.0 for lat in self.latencies]
+        )
         self._model = self._fit(x, y)
 
     def _fit(self, x, y):

@@ -123,7 +123,9 @@ class _Extractor(StmtExprVisitor):
         kinds = [S.ForKind.SERIAL, S.ForKind.PARALLEL, S.ForKind.VECTORIZED, S.ForKind.UNROLLED]
         inner_kind = [float(inner is not None and inner.kind == k) for k in kinds]
         lanes = store.value.dtype.lanes
-        accesses = [(store.buffer, store.indices)] + [(ld.buffer, ld.indices) for ld in counter.loads]
+        accesses = [(store.buffer, store.indices)] + [
+            (ld.buffer, ld.indices) for ld in counter.loads
+        ]
         strides = [0, 0, 0, 0]
         touched, reuse = [], []
         working = [0.0] * len(LEVELS)
@@ -141,11 +143,14 @@ class _Extractor(StmtExprVisitor):
             reuse.append(iterations / max(unique, 1))
             for i, depth in enumerate(LEVELS):
                 inner_loops = loops[-depth:] if depth <= len(loops) else loops
-                working[i] += elem * math.prod(lp.extent for lp in inner_loops if id(lp.var) in used)
+                working[i] += elem * math.prod(
+                    lp.extent for lp in inner_loops if id(lp.var) in used
+                )
         work = iterations * max(counter.float_ops, 1)
         self.work.append(work)
         values = [
-            _log(iterations), _log(by_kind[S.ForKind.PARALLEL]), _log(by_kind[S.ForKind.VECTORIZED]),
+            _log(iterations), _log(by_kind[S.ForKind.PARALLEL]),
+            _log(by_kind[S.ForKind.VECTORIZED]),
             _log(by_kind[S.ForKind.UNROLLED]), _log(inner.extent if inner else 1), *inner_kind,
             float(len(loops)), float(lanes), _log(counter.float_ops), _log(counter.int_ops),
             _log(iterations * counter.float_ops), float(len(accesses)), *map(float, strides),

@@ -60,8 +60,9 @@ def cuda_space(target=None):
         inline_producers(sch, func_name, infos, outputs)
         for info in reversed(leaf_blocks(sch.mod[func_name]) or []):
             block = sch.get_block(info.name, func_name)
-            if _tileable(info) and (_outputs(info) >= MIN_TILED_OUTPUTS
-                                    or not wants_cross_thread(info, limits)):
+            if _tileable(info) and (
+                _outputs(info) >= MIN_TILED_OUTPUTS or not wants_cross_thread(info, limits)
+            ):
                 multi_level_tiling(sch, block, info, limits)
             else:
                 _default_plan(sch, block, info, limits)
@@ -125,8 +126,15 @@ def multi_level_tiling(sch, block, info, limits) -> None:
         raise ScheduleError(f"CUDA space: {threads} threads per block is out of range; draw again")
     if thread_tile > MAX_THREAD_TILE:
         raise ScheduleError(f"CUDA space: {thread_tile} accumulators per thread; draw again")
-    sch.reorder(*levels["S0"], *levels["S1"], *levels["R0"], *levels["R1"], *levels["S2"],
-                *levels["R2"], *levels["S3"])
+    sch.reorder(
+        *levels["S0"],
+        *levels["S1"],
+        *levels["R0"],
+        *levels["R1"],
+        *levels["S2"],
+        *levels["R2"],
+        *levels["S3"],
+    )
     bx = sch.fuse(*levels["S0"]) if len(levels["S0"]) > 1 else levels["S0"][0]
     tx = sch.fuse(*levels["S1"]) if len(levels["S1"]) > 1 else levels["S1"][0]
     sch.bind(bx, "blockIdx.x")

@@ -28,8 +28,8 @@ import tilelang
 from tilelang.errors import ArgumentError, BuildError, ScheduleError, TileLangError
 from tilelang.target import as_target
 from tilelang.tune.builder import build_candidate
-from tilelang.tune.features import candidate_features
 from tilelang.tune.database import JSONDatabase, make_record
+from tilelang.tune.features import candidate_features
 from tilelang.tune.flop import estimate_flop
 from tilelang.tune.progress import Progress, save_plot, summary_table
 from tilelang.tune.runner import Measurer, _only_prim_func
@@ -51,7 +51,8 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
              work_dir=None, executor=None, num_trials_per_iter: int = 16,
              number: int = 1, repeat: int = 5, min_repeat_ms: float = 10.0,
              progress: bool = True, plot=None, stream=None, cost_model="auto",
-             pool_factor: int = POOL_FACTOR, task_name: str | None = None) -> JSONDatabase:  # fmt: skip
+             pool_factor: int = POOL_FACTOR,
+             task_name: str | None = None) -> JSONDatabase:  # fmt: skip
     """Tune ``mod`` (one prim_func) for ``target``; returns the database.
 
     ``space`` is ``space(sch) -> sch`` drawing its choices with the sampling

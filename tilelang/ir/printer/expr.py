@@ -109,6 +109,7 @@ class ExprPrinter(NodeFunctor):
     def target_spec(self, target) -> str:
         """A target as its string (``"cuda -arch=sm_90"``) when that reads back as the
         same target, else as a dict of its kind and options."""
+
         def plain(value):
             return isinstance(value, (bool, int)) or (
                 isinstance(value, str) and value and not any(c in value for c in " '\"[]{}=")

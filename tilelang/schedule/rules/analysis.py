@@ -122,11 +122,15 @@ class _Accesses(StmtExprVisitor):
         self.found: list[Access] = []
 
     def visit_buffer_load(self, node):
-        self.found.append(Access(node.buffer, _strides(node.buffer, node.indices, self.iter_vars), False))
+        self.found.append(
+            Access(node.buffer, _strides(node.buffer, node.indices, self.iter_vars), False)
+        )
         self.generic_visit(node)
 
     def visit_buffer_store(self, node):
-        self.found.append(Access(node.buffer, _strides(node.buffer, node.indices, self.iter_vars), True))
+        self.found.append(
+            Access(node.buffer, _strides(node.buffer, node.indices, self.iter_vars), True)
+        )
         self.generic_visit(node)
 
 
@@ -194,8 +198,9 @@ def _block_info(realize: S.BlockRealize, loops: list) -> BlockInfo | None:
         bound[id(iv.var)] = position
     if len(bound) != len(loops):
         return None  # a loop binding nothing (or bound twice): not a plain nest
-    return BlockInfo(block.name_hint, block, tuple(loop_vars), tuple(extents), bound,
-                     block_accesses(block))
+    return BlockInfo(
+        block.name_hint, block, tuple(loop_vars), tuple(extents), bound, block_accesses(block)
+    )
 
 
 class _Nested(StmtExprVisitor):

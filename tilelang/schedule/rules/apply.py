@@ -59,15 +59,15 @@ def is_user_scheduled(func: PrimFunc) -> bool:
     return False
 
 
-def _attempt(sch: Schedule, plan) -> tuple[Schedule, bool]:
-    """Run ``plan(copy)``; the copy if it succeeded, else ``sch`` untouched.
+def _attempt(sch: Schedule, plan, *args) -> tuple[Schedule, bool]:
+    """Run ``plan(copy, *args)``; the copy if it succeeded, else ``sch`` untouched.
 
     A primitive that refuses raises ScheduleError. Any other exception from a primitive
     is a bug there, but the schedule before the plan is still correct, so a build
     goes on without the plan rather than failing for want of an optimisation."""
     trial = sch.copy()
     try:
-        plan(trial)
+        plan(trial, *args)
     except ScheduleError:
         return sch, False
     except Exception:  # noqa: BLE001 - see the docstring
@@ -82,7 +82,7 @@ def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
     infos = leaf_blocks(func)
     if infos is None:
         return sch
-    sch, _ = _attempt(sch, lambda s: fusion.inline_cheap_producers(s, func_name, infos, outputs))
+    sch, _ = _attempt(sch, fusion.inline_cheap_producers, func_name, infos, outputs)
     infos = leaf_blocks(sch.mod[func_name]) or []
     done: set[str] = set()
 
@@ -92,12 +92,16 @@ def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
             continue
         readers = fusion.consumers_of(infos, index)
         epilogue = []
-        if (info.write.buffer not in outputs and len(readers) == 1 and not readers[0].is_reduction
-                and not plan.k_block):
+        if (
+            info.write.buffer not in outputs
+            and len(readers) == 1
+            and not readers[0].is_reduction
+            and not plan.k_block
+        ):
             epilogue = [readers[0].name]
-        sch, ok = _attempt(sch, lambda s: tiling.apply_tiling(s, func_name, info, plan, epilogue))
+        sch, ok = _attempt(sch, tiling.apply_tiling, func_name, info, plan, epilogue)
         if not ok:
-            sch, ok = _attempt(sch, lambda s: tiling.apply_tiling(s, func_name, info, plan, []))
+            sch, ok = _attempt(sch, tiling.apply_tiling, func_name, info, plan, [])
             epilogue = []
         if ok:
             done.add(info.name)
@@ -111,8 +115,9 @@ def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
         if row is not None:
             depth, chain = row
             for vector_reductions in (True, False):
-                sch, ok = _attempt(sch, lambda s: _fuse_rows(
-                    s, func_name, info, depth, chain, machine, vector_reductions))
+                sch, ok = _attempt(
+                    sch, _fuse_rows, func_name, info, depth, chain, machine, vector_reductions
+                )
                 if ok:
                     break
             if ok:
@@ -120,8 +125,8 @@ def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
                 done.update(p.name for p in chain)
                 continue
         if info.is_reduction:
-            sch, _ = _attempt(sch, lambda s: _local_accumulator(s, func_name, info))
-        sch, _ = _attempt(sch, lambda s: _schedule_alone(s, func_name, info, machine))
+            sch, _ = _attempt(sch, _local_accumulator, func_name, info)
+        sch, _ = _attempt(sch, _schedule_alone, func_name, info, machine)
         done.add(info.name)
     return sch
 
@@ -170,7 +175,7 @@ def _schedule_alone(sch, func_name, info, machine) -> None:
     if not info.is_reduction and vec is not None:
         pos = info.loop_of(vec)
         if pos != len(loops) - 1:
-            order = [l for p, l in enumerate(loops) if p != pos] + [loops[pos]]
+            order = [lp for p, lp in enumerate(loops) if p != pos] + [loops[pos]]
             sch.reorder(*order)
             extents = [e for p, e in enumerate(extents) if p != pos] + [extents[pos]]
             loops = order
@@ -182,7 +187,7 @@ def _schedule_alone(sch, func_name, info, machine) -> None:
         outer = loops[:first_reduce]
     else:
         outer = loops[:-1] if len(loops) > 1 else loops
-    parallel_outer(sch, outer, [fusion.loop_extent(sch, l) for l in outer])
+    parallel_outer(sch, outer, [fusion.loop_extent(sch, lp) for lp in outer])
 
 
 def _tile_transposed(sch, block, info, vec, machine) -> bool:
@@ -193,8 +198,7 @@ def _tile_transposed(sch, block, info, vec, machine) -> bool:
     for read in info.reads:
         if read.strides.get(id(vec.var)) in (0, 1):
             continue
-        other = [iv for iv in info.spatial if iv is not vec
-                 and read.strides.get(id(iv.var)) == 1]
+        other = [iv for iv in info.spatial if iv is not vec and read.strides.get(id(iv.var)) == 1]
         if not other:
             continue
         extents = (info.extent_of(other[0]), info.extent_of(vec))

@@ -51,7 +51,7 @@ def is_unconditional(info: BlockInfo) -> bool:
 def consumers_of(infos, index: int) -> list[BlockInfo]:
     """The blocks after ``infos[index]`` that read what it writes."""
     written = infos[index].write.buffer if infos[index].write else None
-    return [b for b in infos[index + 1:] if any(a.buffer is written for a in b.reads)]
+    return [b for b in infos[index + 1 :] if any(a.buffer is written for a in b.reads)]
 
 
 def inline_cheap_producers(sch, func_name, infos, outputs) -> None:

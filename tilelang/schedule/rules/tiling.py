@@ -23,7 +23,6 @@ import attrs
 from tilelang.schedule.rules.analysis import BlockInfo, vector_iter
 from tilelang.schedule.rules.loops import largest_divisor, parallel_outer, unroll_all, vector_tile
 
-
 #: the part of the L1 data cache the vector operand's slice may take
 L1_BYTES = 32 * 1024
 
@@ -64,8 +63,10 @@ def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
     # such loop keeps the rows' other operands close together.
     vector_reads = [a for a in info.reads if a.strides.get(key) == 1]
     candidates = [
-        iv for iv in info.spatial
-        if iv is not vec and all(a.strides.get(id(iv.var)) == 0 for a in vector_reads)
+        iv
+        for iv in info.spatial
+        if iv is not vec
+        and all(a.strides.get(id(iv.var)) == 0 for a in vector_reads)
         and info.extent_of(iv) > 1
     ]
     row, row_tile = None, 1
@@ -181,8 +182,8 @@ def _apply_blocked(sch, block, loops, info, plan, outer, inner, vec_pos, row_pos
     k_unrolled = None
     if plan.k_unroll > 1:
         k_inner, k_unrolled = sch.split(k_inner, [None, plan.k_unroll])
-    others = [(p, l) for p, l in enumerate(loops) if p not in (k_pos, vec_pos, row_pos)]
-    head = [l for _, l in others] + ([outer[vec_pos]] if vec_pos in outer else [])
+    others = [(p, lp) for p, lp in enumerate(loops) if p not in (k_pos, vec_pos, row_pos)]
+    head = [lp for _, lp in others] + ([outer[vec_pos]] if vec_pos in outer else [])
     head_extents = [info.extents[p] for p, _ in others]
     if vec_pos in outer:
         head_extents.append(info.extents[vec_pos] // plan.vec_tile)

@@ -73,6 +73,10 @@ def inline_producers(sch, func_name, infos, outputs) -> None:
             continue
 
 
+def _on_block(sch, plan, name: str, func_name: str) -> None:
+    plan(sch, sch.get_block(name, func_name))
+
+
 def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
     """The GPU rules applied to one function of ``sch``; returns the schedule to go
     on with. A function the rules cannot bind completely (loops without blocks, a
@@ -84,11 +88,11 @@ def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
     if infos is None:
         return sch
     before = sch
-    sch, _ = _attempt(sch, lambda s: inline_producers(s, func_name, infos, outputs))
+    sch, _ = _attempt(sch, inline_producers, func_name, infos, outputs)
     infos = leaf_blocks(sch.mod[func_name]) or []
     for info in reversed(infos):
         for plan in _plans(info, limits):
-            sch, ok = _attempt(sch, lambda s: plan(s, s.get_block(info.name, func_name)))
+            sch, ok = _attempt(sch, _on_block, plan, info.name, func_name)
             if ok:
                 break
         else:

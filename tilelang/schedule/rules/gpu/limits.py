@@ -62,7 +62,8 @@ def gpu_limits(target=None) -> GpuLimits:
         arch = int(match.group(1))
     return GpuLimits(
         max_threads_per_block=threads if threads and threads > 0 else DEFAULT_MAX_THREADS,
-        max_shared_memory_per_block=min(shared, DEFAULT_MAX_SHARED) if shared and shared > 0
+        max_shared_memory_per_block=min(shared, DEFAULT_MAX_SHARED)
+        if shared and shared > 0
         else DEFAULT_MAX_SHARED,
         warp_size=warp if warp and warp > 0 else DEFAULT_WARP,
         arch=arch,

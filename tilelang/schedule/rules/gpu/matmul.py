@@ -68,8 +68,9 @@ def plan_matmul(info, limits) -> MatmulPlan | None:
         for k_tile in K_TILES:
             shared = 2 * tile * k_tile * bytes_per
             if ek % k_tile == 0 and shared <= limits.max_shared_memory_per_block:
-                return MatmulPlan(info.loop_of(i), info.loop_of(j), info.loop_of(k),
-                                  tile, threads, k_tile)
+                return MatmulPlan(
+                    info.loop_of(i), info.loop_of(j), info.loop_of(k), tile, threads, k_tile
+                )
     return None
 
 

@@ -70,7 +70,9 @@ def cross_thread_reduction(sch, block, info, limits) -> None:
     """The schedule of the module docstring applied to ``block``."""
     outer, inner = spatial_first(sch, block, info)
     if not outer:
-        raise ScheduleError(f"block {info.name!r}: a reduction to one value is not split over blocks")
+        raise ScheduleError(
+            f"block {info.name!r}: a reduction to one value is not split over blocks"
+        )
     reduce_total = 1
     for iv in info.reduce:
         reduce_total *= info.extent_of(iv)

@@ -30,7 +30,7 @@ def spatial_first(sch, block, info):
     if spatial and reduce and max(spatial) > min(reduce):
         sch.reorder(*[loops[p] for p in spatial + reduce])
         loops = sch.get_loops(block)
-    return loops[: len(spatial)], loops[len(spatial):]
+    return loops[: len(spatial)], loops[len(spatial) :]
 
 
 def _product(values):
