@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from tilelang.arith import Analyzer, ConstBound, const_value, detect_iter_map, simplify
+from tilelang.arith import const_value, detect_iter_map, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Range
 from tilelang.ir.var_usage import uses_var
+from tilelang.schedule.block_var_domain import NoSolution, ScopeAnalyzer, block_var_domains
 from tilelang.schedule.common import block_subject, find_block, find_loop
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import (
     buffers_of,
     check_move,
     covered_region,
-    point_axes,
+    provided_region,
     siblings,
 )
 from tilelang.schedule.state import REMOVE, Tree, rewrite, with_body
@@ -105,15 +106,13 @@ def _place(primitive, func, name, loop_var, preserve_unit_loops, index, forward)
             )
     else:  # a consumer: its producers under the loop decide the region
         candidates = [b for b in reads if any(b in buffers_of(r)[1] for r in under)]
-        if len(candidates) != 1:
+        if not candidates:
             raise schedule_error(
                 primitive,
                 subject,
-                f"needs exactly one buffer it reads to be produced under loop "
-                f"{loop.loop_var.name}, found {len(candidates)}",
+                f"reads no buffer produced under loop {loop.loop_var.name}",
                 loop,
             )
-        (buffer,) = candidates
         for r in others:  # as TVM: every producer of the block's inputs is under it
             before = tree.order.index(r) < tree.order.index(realize)
             if before and buffers_of(r)[1] & reads and not any(r is u for u in under):
@@ -124,7 +123,8 @@ def _place(primitive, func, name, loop_var, preserve_unit_loops, index, forward)
                     f"{loop.loop_var.name}; {r.block.name_hint!r} is not",
                     loop,
                 )
-        partners = [r for r in others if buffer in buffers_of(r)[1]]
+        candidates.sort(key=lambda b: b.name)
+        partners = [r for r in others if buffers_of(r)[1] & set(candidates)]
         outside = [r for r in partners if not any(r is u for u in under)]
         if outside:
             raise schedule_error(
@@ -138,11 +138,18 @@ def _place(primitive, func, name, loop_var, preserve_unit_loops, index, forward)
         raise schedule_error(primitive, subject, f"nothing under loop {loop.loop_var.name} uses it")
     position = _insert_position(primitive, subject, tree, loop, realize, forward, index)
     _check_order(primitive, subject, tree, realize, loop, position, others)
-    region = covered_region(primitive, subject, tree, partners, buffer, loop, not forward)
-    axes = point_axes(primitive, subject, realize, buffer, forward)
+    buffers = [buffer] if forward else candidates
+    required = {
+        b: covered_region(
+            primitive, subject, tree, [r for r in partners if _touches(r, b, forward)], b,
+            loop, not forward,
+        )
+        for b in buffers
+    }  # fmt: skip
+    provided = {b: provided_region(realize, b, forward) for b in buffers}
     outer = [*tree.loops_above(loop), loop]
     new_stmt = _new_nest(
-        primitive, subject, realize, axes, region, preserve_unit_loops, buffer, outer
+        primitive, subject, realize, provided, required, preserve_unit_loops, outer
     )
     items = _items(loop)
     items.insert(position, new_stmt)
@@ -210,40 +217,33 @@ def _check_order(primitive, subject, tree, realize, loop, position, others):
     check_move(primitive, subject, tree, realize, between)
 
 
-def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops, buffer, outer):
-    """The block under fresh loops ``ax0, ax1...`` sweeping the region.
+def _touches(realize, buffer, forward) -> bool:
+    """Whether a partner block reads (forward) or writes (reverse) ``buffer``."""
+    reads, writes = buffers_of(realize)
+    return buffer in (reads if forward else writes)
+
+
+def _new_nest(primitive, subject, realize, provided, required, preserve_unit_loops, outer):
+    """The block under fresh loops ``ax0, ax1...`` sweeping the region (TVM's
+    ``MakeNewLoop``).
 
     Where the swept range of an iterator may leave the iterator's domain or the
     buffer (a region over-computed at a tile edge), the block gets TVM's bound
-    predicate (``T.where(j + ax0 < 16)``) unless the range can be clipped to a
-    constant one."""
+    predicate (``T.where(j + ax0 < 16)``)."""
     block = realize.block
-    ana = Analyzer()
+    ana = ScopeAnalyzer()
     for lp in outer:  # the target loop and those around it
-        b = ana.const_bound(lp.min)
-        e = ana.const_bound(lp.extent)
-        hi = None if b.hi is None or e.hi is None else b.hi + e.hi - 1
-        ana.var_bounds[lp.loop_var] = ConstBound(b.lo, hi)
-    by_var = {}
-    for d, axis in enumerate(axes):
-        if axis is not None:
-            solved = axis.solve(region[d][0], region[d][1], buffer.shape[d])
-            if solved is not None:
-                by_var.setdefault(id(axis.var), []).append(solved)
+        ana.bind(lp.loop_var, lp.min, lp.extent)
+    try:
+        infos = block_var_domains(block.iter_vars, provided, required, ana)
+    except NoSolution as err:
+        raise schedule_error(primitive, subject, str(err), realize) from None
     values, loops, conds = [], [], []
-    for iv in block.iter_vars:
+    for iv, info in zip(block.iter_vars, infos):
         dtype = iv.var.dtype
-        found = by_var.get(id(iv.var))
-        bound = None
-        if found is None:
-            low, extent = iv.dom.min, iv.dom.extent
-        else:
-            low, high, valid_lo, valid_hi = _union(primitive, subject, found)
-            low, high, bound = _clip(ana, iv, low, high, valid_lo, valid_hi)
-            extent = simplify(high - low + 1)
-            if iv.iter_type != S.IterVar.DataPar and (
-                bound is not None or not _disjoint_chunks(low, extent, outer)
-            ):
+        low, extent = info.cover(iv.dom, ana)
+        if iv.iter_type != S.IterVar.DataPar and not _whole(iv, low, extent, ana):
+            if info.bound is not None or not _disjoint_chunks(low, extent, outer):
                 raise schedule_error(
                     primitive,
                     subject,
@@ -252,20 +252,21 @@ def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops, bu
                     realize,
                 )
         if const_value(extent) == 1 and not preserve_unit_loops:
-            value = simplify(low) if low.dtype == dtype else low
+            value = low
         else:
             ax = E.Var(f"ax{len(loops)}", dtype)
             loops.append((ax, extent))
             value = E.Add(low, ax) if const_value(low) != 0 else ax  # TVM: min + ax
-            b = ana.const_bound(extent)
-            ana.var_bounds[ax] = ConstBound(0, None if b.hi is None else b.hi - 1)
+            ana.bind(ax, E.IntImm(dtype, 0), extent)
         values.append(value)
-        if bound is not None:
-            rest, c = _split_const(value)  # TVM's spelling: ``16 <= i``, not ``0 <= i - 16``
-            if not ana.can_prove(E.LE(bound[0], value)):
-                conds.append(E.LE(simplify(bound[0] - c), rest))
-            if not ana.can_prove(E.LT(value, bound[1] + 1)):
-                conds.append(E.LT(rest, simplify(bound[1] + 1 - c)))
+        if info.bound is not None:
+            # TVM's spelling: ``16 <= i``, not ``0 <= i - 16``
+            rest, c = _split_const(ana.simplify(value))
+            lo, hi = info.bound
+            if lo is not None and not ana.can_prove(E.LE(lo, value)):
+                conds.append(E.LE(ana.simplify(lo - c), rest))
+            if hi is not None and not ana.can_prove(E.LT(value, hi + 1)):
+                conds.append(E.LT(rest, ana.simplify(hi + 1 - c)))
     predicate = conds[0] if conds else E.IntImm("bool", 1)
     for cond in conds[1:]:
         predicate = E.And(predicate, cond)
@@ -273,6 +274,11 @@ def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops, bu
     for ax, extent in reversed(loops):
         body = S.For(ax, E.IntImm(ax.dtype, 0), extent, S.ForKind.SERIAL, body)
     return body
+
+
+def _whole(iv, low, extent, ana) -> bool:
+    """Whether ``[low, low + extent)`` is the iterator's whole domain."""
+    return ana.equal(low, iv.dom.min) and ana.equal(extent, iv.dom.extent)
 
 
 def _disjoint_chunks(low, extent, outer) -> bool:
@@ -298,47 +304,3 @@ def _split_const(value):
         if c is not None:
             return value.a, c if isinstance(value, E.Add) else -c
     return value, 0
-
-
-def _union(primitive, subject, solved):
-    """The union of the ranges several buffer dimensions ask of one iterator."""
-    low, high, valid_lo, valid_hi = solved[0]
-    for lo, hi, vlo, vhi in solved[1:]:
-        low, high = _extreme(low, lo, min), _extreme(high, hi, max)
-        valid_lo, valid_hi = _extreme(valid_lo, vlo, max), _extreme(valid_hi, vhi, min)
-        if any(x is None for x in (low, high, valid_lo, valid_hi)):
-            raise schedule_error(
-                primitive, subject, "the ranges its buffer indices need are not comparable"
-            )
-    return low, high, valid_lo, valid_hi
-
-
-def _extreme(a, b, choose):
-    if a is None or b is None:
-        return None
-    diff = const_value(simplify(a - b))
-    if diff is None:
-        return None
-    return a if choose(diff, 0) == diff else b
-
-
-def _clip(ana, iv, low, high, valid_lo, valid_hi):
-    """The swept range ``[low, high]`` of iterator ``iv`` against its valid range (its
-    domain and ``[valid_lo, valid_hi]``, the values keeping the index inside the
-    buffer), as TVM's BlockVarDomainInfo: kept when inside, replaced by the valid
-    range when that lies inside it or the intersection is constant, otherwise kept
-    with the valid range returned as a bound to predicate on."""
-    blo = iv.dom.min
-    bhi = simplify(iv.dom.min + iv.dom.extent - 1)
-    for lo_c, hi_c in ((blo, bhi), (valid_lo, valid_hi)):
-        if ana.can_prove(lo_c >= blo) and ana.can_prove(hi_c <= bhi):
-            blo, bhi = lo_c, hi_c
-    if ana.can_prove(low >= blo) and ana.can_prove(high <= bhi):
-        return low, high, None
-    if ana.can_prove(blo >= low) and ana.can_prove(bhi <= high):
-        return blo, bhi, None
-    lo_i = ana.simplify(E.Max(low, blo))
-    hi_i = ana.simplify(E.Min(high, bhi))
-    if const_value(lo_i) is not None and const_value(hi_i) is not None:
-        return lo_i, hi_i, None
-    return low, high, (blo, bhi)

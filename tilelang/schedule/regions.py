@@ -13,7 +13,6 @@ from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Range
 from tilelang.ir.functor import substitute
-from tilelang.ir.var_usage import uses_var
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree
 
@@ -122,77 +121,23 @@ def _pick(x, y, choose):
     return x if choose(diff, 0) == diff else y
 
 
-def point_axes(primitive, subject, realize, buffer, use_writes) -> list:
-    """For a block accessing ``buffer`` at single points, per dimension an
-    :class:`Axis` saying which iterator indexes it and how (``v + c``, ``c - v``,
-    ``v // f``, ``v % f``), or None for an index free of iterators."""
+def provided_region(realize, buffer, use_writes) -> list:
+    """Per dimension ``(lo, hi)`` (inclusive, in the block's own iterators) of
+    ``buffer`` that one instance of ``realize`` accesses: its writes for a producer,
+    its reads for a consumer, the union when it has several."""
     reads, writes = get_block_access_region(realize.block)
-    regions = [r for r in (writes if use_writes else reads) if r.buffer is buffer]
-    block_vars = [iv.var for iv in realize.block.iter_vars]
-    axes = []
-    for rng in regions[0].region:
-        if const_value(rng.extent) != 1:
-            raise schedule_error(
-                primitive,
-                subject,
-                f"it accesses a range of {buffer.name} per iteration, not a single element",
-                realize,
-            )
-        form = simplify(rng.min)
-        if const_value(form) is not None or not any(uses_var(form, v) for v in block_vars):
-            axes.append(None)
+    total = None
+    for region in writes if use_writes else reads:
+        if region.buffer is not buffer:
             continue
-        axis = _axis(form, block_vars)
-        if axis is None:
-            raise schedule_error(
-                primitive,
-                subject,
-                f"the index {rng.min!r} of {buffer.name} is not an iterator plus a "
-                "constant, a constant minus one, or one divided or taken modulo a constant",
-                realize,
-            )
-        axes.append(axis)
-    return axes
+        dims = [(rng.min, simplify(rng.min + rng.extent - 1)) for rng in region.region]
+        total = dims if total is None else [_hull(a, b) for a, b in zip(total, dims)]
+    return total
 
 
-class Axis:
-    """How one buffer index depends on one block iterator ``var``."""
-
-    def __init__(self, var, kind, param):
-        self.var, self.kind, self.param = var, kind, param
-
-    def solve(self, lo, hi, dim):
-        """``(vlo, vhi, valid_lo, valid_hi)``: the iterator range that covers the index
-        range ``[lo, hi]``, and the iterator values keeping the index inside a buffer
-        dimension of extent ``dim``; None when the index does not constrain it."""
-        c = self.param
-        last = simplify(dim - 1)
-        zero = E.IntImm(lo.dtype, 0)
-        if self.kind == "offset":
-            return simplify(lo - c), simplify(hi - c), simplify(zero - c), simplify(last - c)
-        if self.kind == "neg":
-            return simplify(c - hi), simplify(c - lo), simplify(c - last), simplify(c - zero)
-        if self.kind == "div":
-            return simplify(lo * c), simplify(hi * c + (c - 1)), zero, simplify(last * c + (c - 1))
-        return None  # modulo: every iterator value lands inside
-
-
-def _axis(expr, block_vars):
-    def var_of(x):
-        return x if isinstance(x, E.Var) and any(x is v for v in block_vars) else None
-
-    if var_of(expr) is not None:
-        return Axis(expr, "offset", 0)
-    if isinstance(expr, (E.Add, E.Sub)):
-        a, b = var_of(expr.a), const_value(expr.b)
-        if a is not None and b is not None:
-            return Axis(a, "offset", b if isinstance(expr, E.Add) else -b)
-        if isinstance(expr, E.Sub) and var_of(expr.b) is not None:
-            c = const_value(expr.a)
-            if c is not None:
-                return Axis(expr.b, "neg", c)
-    if isinstance(expr, (E.FloorDiv, E.FloorMod)) and var_of(expr.a) is not None:
-        c = const_value(expr.b)
-        if c is not None and c > 0:
-            return Axis(expr.a, "div" if isinstance(expr, E.FloorDiv) else "mod", c)
-    return None
+def _hull(a, b):
+    lo, hi = _pick(a[0], b[0], min), _pick(a[1], b[1], max)
+    return (
+        simplify(E.Min(a[0], b[0])) if lo is None else lo,
+        simplify(E.Max(a[1], b[1])) if hi is None else hi,
+    )
