@@ -197,3 +197,98 @@ def test_compute_at_under_a_unit_loop_binds_its_value():
     sch.compute_at(sch.get_block("B"), sch.get_loops("C")[0])
     assert_structural_equal(sch.mod["main"], tilelang.parse(UNIT_LOOP_AFTER)["main"])
     assert_same_numbers(mod, sch.mod)
+
+
+# 45 channel groups of 16 over 720 channels split in two halves of 360: the
+# consumer half c_o reads groups c_o * 22 .. c_o * 22 + 22 (23 of them, one shared).
+CHANNEL_GROUPS = """
+@T.prim_func
+def main(X: T.Buffer((720,), "float32"), Y: T.Buffer((720,), "float32")):
+    B = T.alloc_buffer((45,), "float32", scope="")
+    for i in range(45):
+        with T.block("B"):
+            vi = T.axis.spatial(45, i)
+            B[vi] = T.Cast("float32", vi)
+    for c_o, c_i in T.grid(2, 360):
+        with T.block("Y"):
+            cc = T.axis.spatial(720, c_o * 360 + c_i)
+            Y[cc] = X[cc] + B[cc // 16]
+"""
+
+CHANNEL_GROUPS_AFTER = """
+@T.prim_func
+def main(X: T.Buffer((720,), "float32"), Y: T.Buffer((720,), "float32")):
+    B = T.alloc_buffer((45,), "float32")
+    for c_o in range(2):
+        for ax0 in range(23):
+            with T.block("B"):
+                vi = T.axis.spatial(45, c_o * 22 + ax0)
+                B[vi] = T.Cast("float32", vi)
+        for c_i in range(360):
+            with T.block("Y"):
+                cc = T.axis.spatial(720, c_o * 360 + c_i)
+                Y[cc] = X[cc] + B[cc // 16]
+"""
+
+
+def test_compute_at_of_channel_groups_folds_the_region_and_empty_scope_is_global():
+    mod = tilelang.parse(CHANNEL_GROUPS)
+    assert mod["main"].body.block.alloc_buffers[0].scope == "global"
+    sch = tir.Schedule(mod)
+    sch.compute_at(sch.get_block("B"), sch.get_loops("Y")[0])
+    assert_structural_equal(sch.mod["main"], tilelang.parse(CHANNEL_GROUPS_AFTER)["main"])
+    assert_same_numbers(mod, sch.mod)
+
+
+SYMBOLIC = """
+@T.prim_func
+def main(x: T.handle, y: T.handle, n: T.int64):
+    X = T.match_buffer(x, (T.int64(4), n * T.int64(32)), "float32")
+    Y = T.match_buffer(y, (T.int64(4), n * T.int64(32)), "float32")
+    B = T.alloc_buffer((T.int64(4), n * T.int64(32)), "float32")
+    for i, k in T.grid(T.int64(4), n * T.int64(32)):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            B[vi, vk] = X[vi, vk] + T.float32(1)
+    for i, k in T.grid(T.int64(4), n * T.int64(32)):
+        with T.block("Y"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            Y[vi, vk] = B[vi, vk] * T.float32(2)
+"""
+
+SYMBOLIC_AFTER = """
+@T.prim_func
+def main(x: T.handle, y: T.handle, n: T.int64):
+    X = T.match_buffer(x, (T.int64(4), n * T.int64(32)), "float32")
+    Y = T.match_buffer(y, (T.int64(4), n * T.int64(32)), "float32")
+    B = T.alloc_buffer((T.int64(4), n * T.int64(32)), "float32")
+    for i, k_0 in T.grid(T.int64(4), n):
+        for ax0 in range(T.int64(32)):
+            with T.block("B"):
+                vi = T.axis.spatial(T.int64(4), i)
+                vk = T.axis.spatial(n * T.int64(32), k_0 * T.int64(32) + ax0)
+                B[vi, vk] = X[vi, vk] + T.float32(1)
+        for k_1 in range(T.int64(32)):
+            with T.block("Y"):
+                vi = T.axis.spatial(T.int64(4), i)
+                vk = T.axis.spatial(n * T.int64(32), k_0 * T.int64(32) + k_1)
+                Y[vi, vk] = B[vi, vk] * T.float32(2)
+"""
+
+
+def test_split_of_a_symbolic_multiple_and_compute_at_need_no_predicate():
+    # (n * 32 + 31) // 32 is n, so the split is perfect; k_0 * 32 + ax0 < n * 32 is
+    # proved from k_0 < n and ax0 < 32, so the moved block needs no T.where either
+    mod = tilelang.parse(SYMBOLIC)
+    sch = tir.Schedule(mod)
+    i, k = sch.get_loops("Y")
+    k_0, _ = sch.split(k, [None, 32])
+    sch.compute_at(sch.get_block("B"), k_0)
+    assert_structural_equal(sch.mod["main"], tilelang.parse(SYMBOLIC_AFTER)["main"])
+    n = 3
+    rng = np.random.default_rng(0)
+    xs = rng.random((4, n * 32), "float32")
+    want, got = np.zeros_like(xs), np.zeros_like(xs)
+    tilelang.build(mod, target="python")["main"](xs, want, n)
+    tilelang.build(sch.mod, target="python")["main"](xs, got, n)
+    np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -124,6 +124,14 @@ class Simplifier(StmtExprMutator):
             lo, hi = split_bound.lo, split_bound.hi
             if lo is not None and hi is not None and lo // c == hi // c:
                 quotient, rest, bound = split_q, split_r, split_bound
+        if not _one_period(bound, c):
+            # ``(x * 360 + 359) // 16`` is ``x * 22 + (x * 8 + 359) // 16``: the whole
+            # periods of each coefficient move out, and for 0 <= x <= 1 the
+            # remainder stays in one period (TVM's canonical simplifier does this)
+            split_q, split_r = _split_coefficients(quotient, rest, c)
+            split_bound = self.ana.form_bound(split_r)
+            if _one_period(split_bound, c):
+                quotient, rest, bound = split_q, split_r, split_bound
         if bound.lo is not None and bound.hi is not None and bound.lo // c == bound.hi // c:
             period = bound.lo // c
             if is_div:
@@ -155,6 +163,9 @@ class Simplifier(StmtExprMutator):
                 return b if a_first else a
         if same_expr(a, b):
             return a
+        absorbed = _absorb(op, a, b)
+        if absorbed is not None:
+            return absorbed
         return _rebuilt(op, a, b)
 
     visit_min = visit_max = _min_max
@@ -255,6 +266,35 @@ def _split_terms(quotient, rest, c):
             new_r.add_atom(E.FloorMod(atom, k), coeff)
         else:
             new_r.add_atom(atom, coeff)
+    return new_q, new_r
+
+
+def _absorb(op, a, b):
+    """``min(max(x, y), x)`` is ``x``, as is ``max(min(x, y), x)`` (either order)."""
+    other = E.Max if isinstance(op, E.Min) else E.Min
+    for inner, outer in ((a, b), (b, a)):
+        if isinstance(inner, other) and (same_expr(inner.a, outer) or same_expr(inner.b, outer)):
+            return outer
+    return None
+
+
+def _one_period(bound, c) -> bool:
+    """Whether a bounded value stays within one period of ``c``."""
+    return bound.lo is not None and bound.hi is not None and bound.lo // c == bound.hi // c
+
+
+def _split_coefficients(quotient, rest, c):
+    """``quotient`` and ``rest`` with each ``atom * k`` of ``rest`` written as
+    ``atom * (k // c) * c + atom * (k % c)`` (exact for floor division)."""
+    new_q, new_r = LinearForm(rest.dtype), LinearForm(rest.dtype)
+    new_q.add_form(quotient)
+    new_r.const = rest.const
+    for atom, coeff in rest.live_terms():
+        whole, part = divmod(coeff, c)
+        if whole:
+            new_q.add_atom(atom, whole)
+        if part:
+            new_r.add_atom(atom, part)
     return new_q, new_r
 
 

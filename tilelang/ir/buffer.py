@@ -123,7 +123,7 @@ def decl_buffer(
         tuple(shape),
         tuple(strides or ()),
         E.IntImm(INT32, 0) if elem_offset is None else elem_offset,
-        scope,
+        scope or "global",  # TVM: an empty storage scope is the global one
         offset_factor,
         span=span,
     )

@@ -6,6 +6,7 @@ from tilelang.arith import const_value, detect_iter_map, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Range
+from tilelang.ir.convert import match_types
 from tilelang.ir.var_usage import uses_var
 from tilelang.schedule.block_var_domain import NoSolution, ScopeAnalyzer, block_var_domains
 from tilelang.schedule.common import block_subject, find_block, find_loop
@@ -263,9 +264,9 @@ def _new_nest(primitive, subject, realize, provided, required, preserve_unit_loo
             # TVM's spelling: ``16 <= i``, not ``0 <= i - 16``
             rest, c = _split_const(ana.simplify(value))
             lo, hi = info.bound
-            if lo is not None and not ana.can_prove(E.LE(lo, value)):
+            if lo is not None and not ana.can_prove_bounded(E.LE(*_typed(lo, value))):
                 conds.append(E.LE(ana.simplify(lo - c), rest))
-            if hi is not None and not ana.can_prove(E.LT(value, hi + 1)):
+            if hi is not None and not ana.can_prove_bounded(E.LT(*_typed(value, hi + 1))):
                 conds.append(E.LT(rest, ana.simplify(hi + 1 - c)))
     predicate = conds[0] if conds else E.IntImm("bool", 1)
     for cond in conds[1:]:
@@ -274,6 +275,10 @@ def _new_nest(primitive, subject, realize, provided, required, preserve_unit_loo
     for ax, extent in reversed(loops):
         body = S.For(ax, E.IntImm(ax.dtype, 0), extent, S.ForKind.SERIAL, body)
     return body
+
+
+def _typed(a, b) -> tuple:
+    return match_types(a, b)
 
 
 def _whole(iv, low, extent, ana) -> bool:

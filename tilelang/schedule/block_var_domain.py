@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import attrs
 
-from tilelang.arith import Analyzer, ConstBound, const_value
+from tilelang.arith import Analyzer, ConstBound, const_value, eval_interval
 from tilelang.arith.iter_map import detect_iter_map, inverse_map
 from tilelang.ir import expr as E
 from tilelang.ir.buffer import Range
@@ -46,11 +46,13 @@ class ScopeAnalyzer:
     def __init__(self):
         self.ana = Analyzer()
         self.fixed: dict = {}
+        self.ranges: dict = {}
 
     def bind(self, var: E.Var, min_value: E.PrimExpr, extent: E.PrimExpr) -> None:
         """``var`` runs over ``[min_value, min_value + extent)``."""
         if const_value(extent) == 1:
             self.fixed[var] = self.simplify(min_value)
+        self.ranges[var] = Range(min_value, extent)
         lo = self.ana.const_bound(self.simplify(min_value))
         ext = self.ana.const_bound(self.simplify(extent))
         hi = None if lo.hi is None or ext.hi is None else lo.hi + ext.hi - 1
@@ -64,6 +66,20 @@ class ScopeAnalyzer:
     def can_prove(self, cond: E.PrimExpr) -> bool:
         result = self.simplify(cond)
         return isinstance(result, E.IntImm) and bool(result.value)
+
+    def can_prove_bounded(self, cond: E.PrimExpr) -> bool:
+        """``can_prove``, and failing that, a comparison ``a < b`` / ``a <= b`` proved
+        from the symbolic interval of ``a - b`` over the bound variables (TVM's
+        ``ProofStrength::kSymbolicBound``: ``k_0 * 32 + ax0 < n * 32`` for
+        ``k_0 < n``, ``ax0 < 32``)."""
+        if self.can_prove(cond):
+            return True
+        if not isinstance(cond, (E.LT, E.LE)):
+            return False
+        diff = self.simplify(E.Sub(*_same_type(cond.a, cond.b)))
+        hi = eval_interval(diff, self.ranges)[1]
+        limit = const_value(self.simplify(hi)) if hi is not None else None
+        return limit is not None and limit <= (-1 if isinstance(cond, E.LT) else 0)
 
     def equal(self, a, b) -> bool:
         if a is None or b is None:

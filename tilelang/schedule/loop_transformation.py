@@ -94,7 +94,10 @@ def split(func, var, factors, preserve_unit_iters=True, disable_predication=Fals
         elif extent is not None:
             factor_exprs.append(E.IntImm(dtype, -(-extent // known)))
         else:
-            factor_exprs.append(E.FloorDiv(loop.extent + (known - 1), E.IntImm(dtype, known)))
+            # simplified as TVM does: ``(n * 32 + 31) // 32`` is ``n``
+            factor_exprs.append(
+                simplify(E.FloorDiv(loop.extent + (known - 1), E.IntImm(dtype, known)))
+            )
     if not holes and extent is not None and known < extent:
         raise schedule_error(
             "split",
@@ -111,7 +114,7 @@ def split(func, var, factors, preserve_unit_iters=True, disable_predication=Fals
     for fe in factor_exprs:
         total = fe if total is None else total * fe
     perfect = _always_less(value, loop.extent, zip(new_vars, factor_exprs)) or (
-        extent is not None and const_value(total) == extent
+        const_value(simplify(total - loop.extent)) == 0
     )
     body = substitute_bindings(loop.body, {loop.loop_var: value}, simplify_changed=perfect)
     if not perfect and not disable_predication:
