@@ -264,12 +264,12 @@ def detect_iter_map(indices, iters: dict, predicate=None, bijective=False) -> It
     return IterMapResult(sums, [])
 
 
-def _detect(indices, iters, predicate, bijective):
+def _detect(indices, iters, predicate, bijective, presimplify=True):
     detector = _Detector(iters)
     # the predicate first: the iterators it bounds divide by what divides the bound
     bounded = detector.bounds(predicate) if predicate is not None else {}
     detector.limits = dict(bounded)
-    sums = [detector.to_sum(simplify(ix)) for ix in indices]
+    sums = [detector.to_sum(simplify(ix) if presimplify else ix) for ix in indices]
     detector.check(sums, bijective, bounded)
     return detector, sums
 
@@ -278,62 +278,113 @@ def inverse_map(indices, iters: dict, outputs) -> dict | None:
     """For a bijective map ``indices`` over ``iters``, each iterator as an expression
     of the index values ``outputs`` (one expression per index): the inverse, as
     reverse_compute_inline needs it. None when the map is not bijective. Iterators of
-    extent 1 that the map does not use are 0."""
+    extent 1 that the map does not use are 0.
+
+    The expressions are built as TVM's ``InverseAffineIterMap`` builds them (values
+    propagated back through the map in reverse topological order, only trivial
+    operations folded): the inverse of ``[f // 128, f % 128]`` for the fused
+    ``f = vi * 2048 + vj * 64 + vk * 8 + vl`` at ``(x, y)`` gives
+    ``vk = (y + x * 128) // 8 % 8``. Callers simplify when they want to."""
     try:
-        detector, sums = _detect(indices, iters, None, True)
+        # as written first: the simplifier may split ``(vi * 2048 + f) // 128`` into
+        # ``vi * 16 + f // 128``, a different (but equal) map than TVM inverts
+        detector, sums = _detect(indices, iters, None, True, presimplify=False)
     except _Fail:
-        return None
-    value: dict[int, E.PrimExpr] = {}
-    marks: dict[int, IterMark] = {}
-
-    def add(mark, expr):
-        marks[id(mark)] = mark
-        value[id(mark)] = expr if id(mark) not in value else value[id(mark)] + expr
-
-    def digit(split, expr):
-        """The mark's part given a split's value ``expr``."""
-        lf = split.lower_factor
-        return expr if lf == 1 else expr * E.IntImm(expr.dtype, lf)
-
+        try:
+            detector, sums = _detect(indices, iters, None, True)
+        except _Fail:
+            return None
+    roots = []
     for total, out in zip(sums, outputs):
-        if not total.args:
-            continue
-        split, _ = detector.fuse(total)  # the same fused mark the check used
-        x = out - total.base if const_value(total.base) != 0 else out
-        if split.scale == -1:
-            x = E.IntImm(x.dtype, 0) - x
-        add(split.mark, digit(split, x))
-    # A fused mark is decomposed once all its parts are known: after every fused
-    # mark that contains it (Kahn's order over the marks' containment).
-    fused, stack = {}, [m for m in marks.values() if isinstance(m.source, IterSum)]
-    while stack:
-        mark = stack.pop()
-        if id(mark) not in fused:
-            fused[id(mark)] = mark
-            stack += [a.mark for a in mark.source.args if isinstance(a.mark.source, IterSum)]
-    parents = {k: 0 for k in fused}
-    for mark in fused.values():
-        for a in mark.source.args:
-            if id(a.mark) in parents:
-                parents[id(a.mark)] += 1
-    ready = [m for k, m in fused.items() if parents[k] == 0]
-    while ready:
-        mark = ready.pop()
-        total = value[id(mark)]
-        for arg in mark.source.args:
-            part = total if arg.scale == 1 else E.FloorDiv(total, E.IntImm(total.dtype, arg.scale))
-            if arg.scale * arg.extent != mark.extent:
-                part = E.FloorMod(part, E.IntImm(total.dtype, arg.extent))
-            add(arg.mark, digit(arg, part))
-            if id(arg.mark) in parents:
-                parents[id(arg.mark)] -= 1
-                if parents[id(arg.mark)] == 0:
-                    ready.append(arg.mark)
-    out = {}
-    for var in detector.iters:
-        found = next((value[k] for k, m in marks.items() if m.source is var), None)
-        out[var] = simplify(found) if found is not None else E.IntImm(var.dtype, 0)
-    return out
+        if total.args:
+            split, _ = detector.fuse(total)  # the same fused mark the check used
+            roots.append((IterSum((split,), total.base), out))
+    backprop: dict[int, E.PrimExpr] = {id(root): out for root, out in roots}
+    inverse: dict = {}
+
+    def accumulate(node, value):
+        old = backprop.get(id(node))
+        backprop[id(node)] = value if old is None else _plus(old, value)
+
+    for node in _reverse_topology([root for root, _ in roots]):
+        if isinstance(node, IterSum):
+            value = backprop.get(id(node))
+            if value is None:
+                continue
+            value = _minus(value, node.base)
+            if len(node.args) == 1:
+                arg = node.args[0]
+                accumulate(arg, _times(value, arg.scale))
+                continue
+            # a fused iterator: each part is its digit of the value
+            for k in range(len(node.args) - 1, -1, -1):
+                arg = node.args[k]
+                part = _floordiv(value, arg.scale)
+                if k > 0:
+                    part = _floormod(part, arg.extent)
+                accumulate(arg, part)
+        else:
+            value = backprop.get(id(node))
+            if value is None:
+                continue
+            value = _times(value, node.lower_factor)
+            source = node.mark.source
+            if isinstance(source, IterSum):
+                accumulate(source, value)
+            else:
+                old = inverse.get(source)
+                inverse[source] = value if old is None else _plus(old, value)
+    return {
+        var: inverse[var] if var in inverse else E.IntImm(var.dtype, 0) for var in detector.iters
+    }
+
+
+def _reverse_topology(roots) -> list:
+    """Sums and splits of the map, each after every node that feeds it a value."""
+    order, seen = [], set()
+
+    def visit(node):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        if isinstance(node, IterSum):
+            for arg in node.args:
+                visit(arg)
+        elif isinstance(node.mark.source, IterSum):
+            visit(node.mark.source)
+        order.append(node)
+
+    for root in roots:
+        visit(root)
+    return order[::-1]
+
+
+def _plus(a, b):
+    if const_value(a) == 0 and isinstance(a, E.IntImm):
+        return b
+    if const_value(b) == 0 and isinstance(b, E.IntImm):
+        return a
+    return a + b
+
+
+def _minus(a, b):
+    return a if isinstance(b, E.IntImm) and b.value == 0 else a - b
+
+
+def _times(a, c):
+    if isinstance(c, int) and c == 1:
+        return a
+    return a * E.IntImm(a.dtype, c) if isinstance(c, int) else a * c
+
+
+def _floordiv(a, c):
+    if isinstance(c, int) and c == 1:
+        return a
+    return E.FloorDiv(a, E.IntImm(a.dtype, c) if isinstance(c, int) else c)
+
+
+def _floormod(a, c):
+    return E.FloorMod(a, E.IntImm(a.dtype, c) if isinstance(c, int) else c)
 
 
 def normal_form(total: IterSum) -> E.PrimExpr:
