@@ -19,13 +19,28 @@ from tilelang.schedule.regions import buffers_of, siblings
 from tilelang.schedule.state import REMOVE, Tree, rewrite
 
 
-def _single_store(primitive, subject, realize) -> S.BufferStore:
+def _single_store(primitive, subject, realize, producer=False) -> S.BufferStore:
+    """The block's only statement, a store. The producer of reverse_compute_inline may
+    have a predicate (kept, see ``_overcompute_predicate``) and an init when all its
+    iterators are spatial (an accumulation in place, checked by the caller)."""
     block = realize.block
-    if block.init is not None or any(iv.iter_type != S.IterVar.DataPar for iv in block.iter_vars):
+    if (block.init is not None and not producer) or any(
+        iv.iter_type != S.IterVar.DataPar for iv in block.iter_vars
+    ):
         raise schedule_error(primitive, subject, "a reduction block cannot be inlined", realize)
     if not isinstance(block.body, S.BufferStore):
         raise schedule_error(primitive, subject, "the body must be a single buffer store", realize)
-    if not isinstance(realize.predicate, E.IntImm) or not realize.predicate.value:
+    if block.init is not None and not (
+        isinstance(block.init, S.BufferStore)
+        and block.init.buffer is block.body.buffer
+        and _same_indices(block.init.indices, block.body.indices)
+    ):
+        raise schedule_error(
+            primitive, subject, "its init must store the element its body stores", realize
+        )
+    if not producer and (
+        not isinstance(realize.predicate, E.IntImm) or not realize.predicate.value
+    ):
         raise schedule_error(
             primitive, subject, "blocks with a T.where predicate cannot be inlined"
         )
@@ -216,7 +231,7 @@ def reverse_compute_inline(func, name):
         )
     producer = producers[0]
     p_subject = block_subject(producer)
-    p_store = _single_store("reverse_compute_inline", p_subject, producer)
+    p_store = _single_store("reverse_compute_inline", p_subject, producer, producer=True)
     if p_store.buffer is not buffer:
         raise schedule_error("reverse_compute_inline", p_subject, f"does not store {buffer.name}")
     if any(buffer in buffers_of(r)[0] for r in others if r is not producer):
@@ -269,15 +284,31 @@ def reverse_compute_inline(func, name):
                 f"block {r.block.name_hint!r} runs between it and its producer and "
                 "touches its buffers",
             )
-    value = _ReplaceLoads(buffer, lambda op: p_store.value).visit(substitute(store.value, vmap))
-    new_store = S.BufferStore(
-        store.buffer, value, tuple(substitute(i, vmap) for i in store.indices)
-    )
+    new_indices = tuple(substitute(i, vmap) for i in store.indices)
+    init = producer.block.init
+    if init is not None:
+        # an accumulation in place (an init, all iterators spatial): the consumer must
+        # copy the element as is, then it accumulates into the consumer's element
+        if not (isinstance(store.value, E.BufferLoad) and store.value.buffer is buffer):
+            raise schedule_error(
+                "reverse_compute_inline",
+                subject,
+                f"its producer accumulates into {buffer.name} (it has an init), so it must "
+                f"copy {buffer.name} unchanged",
+                realize,
+            )
+        moved = E.BufferLoad(store.buffer, new_indices)
+        p_value = _ReplaceLoads(buffer, lambda op: moved).visit(p_store.value)
+        init = S.BufferStore(store.buffer, init.value, new_indices)
+    else:
+        p_value = p_store.value
+    value = _ReplaceLoads(buffer, lambda op: p_value).visit(substitute(store.value, vmap))
+    new_store = S.BufferStore(store.buffer, value, new_indices)
     predicate = _overcompute_predicate(tree, producer, realize, indices, vmap)
     new_realize = attrs.evolve(
         producer,
-        predicate=and_predicate(producer.predicate, predicate),
-        block=_with_regions(attrs.evolve(producer.block, body=new_store)),
+        predicate=_merge_predicates(producer.predicate, predicate),
+        block=_with_regions(attrs.evolve(producer.block, body=new_store, init=init)),
     )
     mapping = {id(tree.removable_root(realize)): REMOVE, id(producer): new_realize}
     return drop_alloc(rewrite(func, mapping), buffer)
@@ -333,6 +364,29 @@ def _within(inner, outer) -> bool:
     lo = const_value(simplify(inner.min - outer.min))
     hi = const_value(simplify(outer.min + outer.extent - inner.min - inner.extent))
     return lo is not None and hi is not None and lo >= 0 and hi >= 0
+
+
+def _merge_predicates(old, new):
+    """The producer's own predicate and the one inlining adds, without repeating a
+    condition both state (TVM's result for ``T.where(i < 127)`` twice is one)."""
+    have = _conjuncts(old)
+    extra = [c for c in _conjuncts(new) if not any(structural_equal(c, h) for h in have)]
+    result = old
+    for cond in extra:
+        result = and_predicate(result, cond)
+    return result
+
+
+def _conjuncts(cond) -> list:
+    if isinstance(cond, E.And):
+        return _conjuncts(cond.a) + _conjuncts(cond.b)
+    if isinstance(cond, E.IntImm) and cond.value:
+        return []
+    return [cond]
+
+
+def _same_indices(a, b) -> bool:
+    return len(a) == len(b) and all(structural_equal(x, y) for x, y in zip(a, b))
 
 
 def _conjunction(conds):
