@@ -184,7 +184,7 @@ def _imperfect(sch):
 
 
 ERRORS = {
-    "spatial_loop": (MATMUL, _on_loop(0), "loop i is not a reduction loop"),
+    "spatial_loop": (MATMUL, _on_loop(0), "loop i carries a spatial iterator"),
     "factor_axis": (MATMUL, _on_loop(2, 3), "factor_axis 3 is out of range"),
     "factor_axis_type": (MATMUL, _on_loop(2, "0"), "is not an int"),
     "not_identity": (NOT_IDENTITY, _on_loop(2), "identity of the combiner"),

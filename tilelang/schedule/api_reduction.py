@@ -5,7 +5,9 @@ or a block's iteration: decompose_reduction (rewrite in :mod:`.reduction`), rfac
 from __future__ import annotations
 
 from tilelang.schedule import blockize, reduction, rfactor
-from tilelang.schedule.state import BlockRV
+from tilelang.schedule.common import find_loop, loop_subject
+from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.state import BlockRV, Tree
 
 
 class ReductionPrimitives:
@@ -181,10 +183,31 @@ class ReductionPrimitives:
                         B[vi] = B[vi] + B_rf[vk_1, vi]
         """
         func_name, var = self._loop(loop, "rfactor")
+        self._require_stage_pipeline("rfactor", func_name, var)
         func, rf_name = rfactor.rfactor(self._mod[func_name], var, factor_axis)
         args = [("loop", loop), ("factor_axis", factor_axis)]
         (rv,) = self._apply("rfactor", args, func_name, func, blocks=[rf_name])
         return rv
+
+    def _require_stage_pipeline(self, primitive, func_name, loop_var) -> None:
+        """As TVM, the scope of the blocks under the loop must be a stage pipeline:
+        every consumer there reads only what its producers write (region cover)."""
+        tree = Tree(self._mod[func_name])
+        loop = find_loop(tree, loop_var, primitive)
+        under = tree.blocks_under(loop)
+        scope = tree.scope_realize(under[0]) if under else None
+        if scope is None:
+            return
+        sref = self._state.get_sref(scope.block)
+        if sref is not None and not self._state._get_cached_flags(sref).stage_pipeline:
+            raise schedule_error(
+                primitive,
+                loop_subject(loop),
+                f"the scope block {scope.block.name_hint!r} is not a stage pipeline (a block "
+                "there reads a region its producers do not write, or overwrites what an "
+                "earlier block reads)",
+                loop,
+            )
 
     def blockize(self, target, preserve_unit_iters: bool = True) -> BlockRV:
         """Wraps the loops from ``target`` down to the single block under them into an outer

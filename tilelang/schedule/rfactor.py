@@ -162,7 +162,7 @@ def _match_reduction(subject, realize):
         raise schedule_error(
             "rfactor", subject, "blocks that allocate or match buffers are not supported", realize
         )
-    store = block.body
+    store = _inline_lets(block.body)
     if not isinstance(store, S.BufferStore):
         raise schedule_error(
             "rfactor", subject, "the body must be a single buffer store B[...] = ...", realize
@@ -204,6 +204,16 @@ def _match_reduction(subject, realize):
             "rfactor", subject, "the stored index depends on a reduction iterator", realize
         )
     return store, combiner, value
+
+
+def _inline_lets(body):
+    """A body ``v = value; B[...] = f(v)`` as the single store ``B[...] = f(value)``
+    (TVM's rfactor reads the update through such lets)."""
+    lets = {}
+    while isinstance(body, S.LetStmt):
+        lets[body.var] = substitute(body.value, lets)
+        body = body.body
+    return substitute(body, lets) if lets else body
 
 
 def _other_operand(store):
@@ -257,9 +267,11 @@ def _check_loops(subject, realize, loops, loop):
         if iv.iter_type != S.IterVar.DataPar
     ]
     name = loop.loop_var.name
-    if not any(uses_any_var(v, [loop.loop_var]) for v in reduce):
+    # as TVM, a loop no iterator reads (a unit loop left by fuse/split) may be
+    # factored too: each of its iterations then holds a whole partial result
+    if any(uses_any_var(v, [loop.loop_var]) for v in spatial):
         raise schedule_error(
-            "rfactor", subject, f"loop {name} is not a reduction loop of the block", loop
+            "rfactor", subject, f"loop {name} carries a spatial iterator of the block", loop
         )
     for lp in loops:
         if any(uses_any_var(v, [lp.loop_var]) for v in spatial) and any(
@@ -358,8 +370,14 @@ def _rf_block(rf_name, realize, loops, loop, store, combiner, value, rf_buffer, 
     rf_indices = list(substitute(i, vmap) for i in store.indices)
     rf_indices.insert(axis, rf_iv.var)
     load = E.BufferLoad(rf_buffer, tuple(rf_indices))
-    body = S.BufferStore(rf_buffer, combiner(load, substitute(value, vmap)), tuple(rf_indices))
-    init = S.BufferStore(rf_buffer, block.init.value, tuple(rf_indices))
+    if reduce:
+        body = S.BufferStore(rf_buffer, combiner(load, substitute(value, vmap)), tuple(rf_indices))
+        init = S.BufferStore(rf_buffer, block.init.value, tuple(rf_indices))
+    else:
+        # every reduction iterator came from the factored loop: each partial result
+        # is one value, stored once (TVM's rfactor of a spatial-only remainder)
+        body = S.BufferStore(rf_buffer, substitute(value, vmap), tuple(rf_indices))
+        init = None
     rf = _with_regions(
         attrs.evolve(
             block,
@@ -383,8 +401,14 @@ def _write_back(realize, loops, loop, store, combiner, rf_buffer, rf_var, axis):
         for iv, v in zip(block.iter_vars, realize.iter_values)
         if iv.iter_type == S.IterVar.DataPar
     ]
+    reduce = [
+        v
+        for iv, v in zip(block.iter_vars, realize.iter_values)
+        if iv.iter_type != S.IterVar.DataPar
+    ]
+    # as TVM: every loop but those carrying the reduction (the factored one aside)
     kept = [
-        lp for lp in loops if lp is loop or any(uses_any_var(v, [lp.loop_var]) for _, v in spatial)
+        lp for lp in loops if lp is loop or not any(uses_any_var(v, [lp.loop_var]) for v in reduce)
     ]
     loop_map = {lp.loop_var: E.Var(lp.loop_var.name, lp.loop_var.dtype) for lp in kept}
     ivs, values, vmap = [], [], {}
