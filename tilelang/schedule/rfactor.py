@@ -338,7 +338,9 @@ def _rf_block(rf_name, realize, loops, loop, store, combiner, value, rf_buffer, 
     block = realize.block
     rf_loop = loop.loop_var
     rf_iv = S.IterVar(
-        Range(0, loop.extent), E.Var(f"v{rf_loop.name}", rf_loop.dtype), S.IterVar.DataPar
+        Range(E.IntImm(loop.extent.dtype, 0), loop.extent),
+        E.Var(f"v{rf_loop.name}", rf_loop.dtype),
+        S.IterVar.DataPar,
     )
     ivs, values, vmap = [rf_iv], [rf_loop], {}
     spatial, reduce, loop_iters = [], [], {id(rf_loop): rf_iv.var}
@@ -417,7 +419,11 @@ def _write_back(realize, loops, loop, store, combiner, rf_buffer, rf_var, axis):
         vmap[iv.var] = new.var
         ivs.append(new)
         values.append(substitute(binding, loop_map))
-    rf_iv = S.IterVar(Range(0, loop.extent), E.Var(rf_var.name, rf_var.dtype), S.IterVar.CommReduce)
+    rf_iv = S.IterVar(
+        Range(E.IntImm(loop.extent.dtype, 0), loop.extent),
+        E.Var(rf_var.name, rf_var.dtype),
+        S.IterVar.CommReduce,
+    )
     # TVM's write-back lists the factored (reduction) iterator first
     ivs.insert(0, rf_iv)
     values.insert(0, loop_map[loop.loop_var])
