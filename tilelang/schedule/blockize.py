@@ -57,14 +57,26 @@ def blockize(func, loop_var, preserve_unit_iters=True):
     if uses_any_var(realize.predicate, [v for v in _free_loop_vars(tree, realize) if v not in dom]):
         raise schedule_error("blockize", subject, "the block's predicate uses outer loops", realize)
     outer_ivs, outer_values, inner_ivs, inner_values, body_map = [], [], [], [], {}
+    # without preserve_unit_iters the outer bindings see unit loops as their value
+    # (TVM's SubspaceDivide simplifies trivial iterators)
+    units = (
+        {}
+        if preserve_unit_iters
+        else {
+            lp.loop_var: lp.min
+            for lp in tree.loops_above(realize)
+            if lp.loop_var not in dom and const_value(lp.extent) == 1
+        }
+    )
     for iv, value in zip(block.iter_vars, realize.iter_values):
         inner_part, outer_part = _split_binding(subject, value, inner_vars)
         name, dtype = iv.var.name, iv.var.dtype
         if inner_part is None:
             vo = E.Var(f"{name}_o", dtype)
             outer_ivs.append(attrs.evolve(iv, var=vo))
-            outer_values.append(value)
-            body_map[iv.var] = vo
+            outer_values.append(_outer_value(value, units))
+            unit = const_value(iv.dom.extent) == 1 and not preserve_unit_iters
+            body_map[iv.var] = E.IntImm(dtype, 0) if unit else vo
             continue
         lo, hi = eval_interval(inner_part.to_expr(), dom)
         inner_extent = None if hi is None else const_value(hi)
@@ -80,7 +92,9 @@ def blockize(func, loop_var, preserve_unit_iters=True):
             body_map[iv.var] = vi
             if preserve_unit_iters:  # TVM keeps a unit outer iterator per iterator
                 unit = S.IterVar(
-                    Range(0, E.IntImm(dtype, 1)), E.Var(f"{name}_o", dtype), iv.iter_type
+                    Range(E.IntImm(dtype, 0), E.IntImm(dtype, 1)),
+                    E.Var(f"{name}_o", dtype),
+                    iv.iter_type,
                 )
                 outer_ivs.append(unit)
                 outer_values.append(E.IntImm(dtype, 0))
@@ -101,12 +115,20 @@ def blockize(func, loop_var, preserve_unit_iters=True):
             )
         vo = E.Var(f"{name}_o", dtype)
         outer_ivs.append(
-            S.IterVar(Range(0, E.IntImm(dtype, dom_extent // inner_extent)), vo, iv.iter_type)
+            S.IterVar(
+                Range(E.IntImm(dtype, 0), E.IntImm(dtype, dom_extent // inner_extent)),
+                vo,
+                iv.iter_type,
+            )
         )
-        outer_values.append(_divide(outer_part, inner_extent).to_expr())
-        inner_ivs.append(S.IterVar(Range(0, E.IntImm(dtype, inner_extent)), vi, iv.iter_type))
+        outer_values.append(_outer_value(_divide(outer_part, inner_extent).to_expr(), units))
+        inner_ivs.append(
+            S.IterVar(Range(E.IntImm(dtype, 0), E.IntImm(dtype, inner_extent)), vi, iv.iter_type)
+        )
         inner_values.append(inner_part.to_expr())
-        body_map[iv.var] = vo * inner_extent + vi
+        # TVM: a unit outer iterator leaves no term in the body
+        unit_outer = dom_extent == inner_extent
+        body_map[iv.var] = vi if unit_outer else vo * inner_extent + vi
     inner_block = _with_regions(
         attrs.evolve(
             block, iter_vars=tuple(inner_ivs), body=substitute(block.body, body_map), init=None
@@ -123,6 +145,10 @@ def blockize(func, loop_var, preserve_unit_iters=True):
     outer = _with_regions(S.Block(tuple(outer_ivs), (), (), outer_name, nest, init=init))
     outer_realize = S.BlockRealize(tuple(outer_values), E.IntImm("bool", 1), outer)
     return rewrite(func, {id(loop): outer_realize}), outer_name
+
+
+def _outer_value(value, units):
+    return simplify(substitute(value, units)) if units else value
 
 
 def _free_loop_vars(tree, realize):
