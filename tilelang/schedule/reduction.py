@@ -76,23 +76,68 @@ def decompose_reduction(func, name, loop_var):
         lp.loop_var: E.Var(f"{lp.loop_var.name}_init", lp.loop_var.dtype) for lp in init_loops
     }
     dropped = [lp.loop_var for lp in inner if lp.loop_var not in loop_map]
-    if uses_any_var(realize.predicate, dropped):
-        raise schedule_error(
-            "decompose_reduction", subject, "its predicate depends on a reduction loop", realize
-        )
+    init_predicate = _init_predicate(subject, realize, dropped, [*loops[:position], *init_loops])
     iv_map = {iv.var: E.Var(iv.var.name, iv.var.dtype) for iv, _ in spatial}
     init_ivs = tuple(attrs.evolve(iv, var=iv_map[iv.var]) for iv, _ in spatial)
     taken = set(tree.realizes)
     init_name = fresh_name(taken, f"{name}_init")
     update_name = fresh_name(taken | {init_name}, f"{name}_update")
-    init_block = _with_regions(S.Block(init_ivs, (), (), init_name, substitute(block.init, iv_map)))
+    init_block = _with_regions(
+        S.Block(
+            init_ivs,
+            (),
+            (),
+            init_name,
+            substitute(block.init, iv_map),
+            annotations=block.annotations,  # TVM: the init block keeps them too
+        )
+    )
     init_stmt = S.BlockRealize(
         tuple(substitute(v, loop_map) for _, v in spatial),
-        substitute(realize.predicate, loop_map),
+        substitute(init_predicate, loop_map),
         init_block,
     )
     init_stmt = copy_loops(init_stmt, init_loops, loop_map)
-    update = _with_regions(attrs.evolve(block, init=None, name_hint=update_name))
+    update = _update_block(block, update_name)
     func = rewrite(func, {id(block): update})
     loop = Tree(func).loops[id(loop_var)]
     return rewrite(func, {id(loop): S.seq_stmt(init_stmt, loop)}), init_name, update_name
+
+
+def _init_predicate(subject, realize, dropped, kept_loops):
+    """The predicate of the init block: the block's conjuncts without those on the
+    reduction loops it no longer runs under (TVM's ``RemakePredicate``). A conjunct
+    mixing such loops with the init's own loops cannot be split and is refused."""
+    kept_vars = [lp.loop_var for lp in kept_loops]
+    out = E.IntImm("bool", 1)
+    for cond in _conjuncts(realize.predicate):
+        if not uses_any_var(cond, dropped):
+            out = cond if isinstance(out, E.IntImm) else E.And(out, cond)
+        elif uses_any_var(cond, kept_vars):
+            raise schedule_error(
+                "decompose_reduction",
+                subject,
+                f"its predicate {cond!r} mixes reduction loops with the init's loops",
+                realize,
+            )
+    return out
+
+
+def _conjuncts(cond) -> list:
+    if isinstance(cond, E.And):
+        return _conjuncts(cond.a) + _conjuncts(cond.b)
+    if isinstance(cond, E.IntImm) and cond.value:
+        return []
+    return [cond]
+
+
+def _update_block(block, name):
+    """The block without its init. As TVM, its reads are its writes (to buffers it
+    did not list as read: the update reads what it accumulates into) followed by its
+    reads."""
+    update = attrs.evolve(block, init=None, name_hint=name)
+    if not block.reads and not block.writes:
+        return _with_regions(update)
+    read_buffers = {r.buffer for r in block.reads}
+    extra = tuple(w for w in block.writes if w.buffer not in read_buffers)
+    return attrs.evolve(update, reads=extra + tuple(block.reads))
