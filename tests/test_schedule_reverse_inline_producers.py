@@ -100,3 +100,42 @@ def test_only_a_copy_may_be_inlined_into_an_accumulating_producer():
     with pytest.raises(ScheduleError, match="accumulates into B"):
         sch.reverse_compute_inline(sch.get_block("C"))
     assert sch.mod is before
+
+
+ACCESS_PTR = """
+@T.prim_func
+def main(L: T.Buffer((64,), "int8"), X: T.Buffer((8,), "float32"), Y: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = X[vi] * T.float32(2)
+    for i in range(8):
+        with T.block("Y"):
+            vi = T.axis.spatial(8, i)
+            T.reads(L[0:64], B[vi])
+            T.writes(Y[vi])
+            T.evaluate(L.access_ptr("r"))
+            Y[vi] = B[vi] + T.float32(1)
+"""
+
+
+def test_inlining_keeps_a_read_through_access_ptr_in_the_regions():
+    sch = tir.Schedule(tilelang.parse(ACCESS_PTR))
+    sch.compute_inline(sch.get_block("B"))
+    (realize,) = [r for r in _realizes(sch.mod) if r.block.name_hint == "Y"]
+    reads = {r.buffer.name: r for r in realize.block.reads}
+    assert set(reads) == {"L", "X"}
+    assert [int(x.extent) for x in reads["L"].region] == [64]
+    assert [w.buffer.name for w in realize.block.writes] == ["Y"]
+
+
+def _realizes(mod):
+    from tilelang.ir import stmt as S
+    from tilelang.ir.functor import post_order_visit
+
+    found = []
+    post_order_visit(
+        mod["main"].body, lambda n: found.append(n) if isinstance(n, S.BlockRealize) else None
+    )
+    return found

@@ -10,7 +10,7 @@ from tilelang.arith import Analyzer, ConstBound, const_value, eval_interval, sim
 from tilelang.arith.iter_map import inverse_map
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.functor import StmtExprMutator, substitute
+from tilelang.ir.functor import StmtExprMutator, post_order_visit, substitute
 from tilelang.ir.structural import structural_equal
 from tilelang.ir.var_usage import uses_var
 from tilelang.schedule.common import and_predicate, block_subject, find_block
@@ -113,9 +113,26 @@ def drop_alloc(func, buffer):
     return rewrite(func, {id(owner.block): attrs.evolve(owner.block, alloc_buffers=kept)})
 
 
-def _with_regions(block):
-    reads, writes = get_block_read_write_region(block)
+def _with_regions(block, buffer_var_map=None):
+    reads, writes = get_block_read_write_region(block, buffer_var_map)
     return attrs.evolve(block, reads=tuple(reads), writes=tuple(writes))
+
+
+def data_buffers(func) -> dict:
+    """Data pointer -> buffer for every buffer of ``func`` (parameters, allocations,
+    matches), so that recomputed regions see ``access_ptr`` uses (TVM's
+    ``buffer_var_map``)."""
+    found = {buffer.data: buffer for buffer in func.buffer_map.values()}
+
+    def visit(node):
+        if isinstance(node, S.Block):
+            for buffer in node.alloc_buffers:
+                found.setdefault(buffer.data, buffer)
+            for match in node.match_buffers:
+                found.setdefault(match.buffer.data, match.buffer)
+
+    post_order_visit(func.body, visit)
+    return found
 
 
 def compute_inline(func, name):
@@ -187,7 +204,7 @@ def compute_inline(func, name):
                 "(access_ptr, match_buffer or its data pointer), not only by loads",
                 reader,
             )
-        mapping[id(reader)] = attrs.evolve(new, block=_with_regions(block))
+        mapping[id(reader)] = attrs.evolve(new, block=_with_regions(block, data_buffers(func)))
     return drop_alloc(rewrite(func, mapping), buffer)
 
 
@@ -308,7 +325,9 @@ def reverse_compute_inline(func, name):
     new_realize = attrs.evolve(
         producer,
         predicate=_merge_predicates(producer.predicate, predicate),
-        block=_with_regions(attrs.evolve(producer.block, body=new_store, init=init)),
+        block=_with_regions(
+            attrs.evolve(producer.block, body=new_store, init=init), data_buffers(func)
+        ),
     )
     mapping = {id(tree.removable_root(realize)): REMOVE, id(producer): new_realize}
     return drop_alloc(rewrite(func, mapping), buffer)
