@@ -92,3 +92,43 @@ def test_reverse_compute_inline_of_an_affine_load_stores_through_the_inverse():
     tilelang.build(mod, target="python")["main"](a, want)
     tilelang.build(sch.mod, target="python")["main"](a, got)
     np.testing.assert_allclose(got, want)
+
+
+# The consumer reads a tiled producer over 14 x 14 of its 16 x 16 elements: cvi // 8
+# and cvi % 8 with cvi < 14 are no bijection of [0, 14), but they are of [0, 16),
+# and the predicate keeps the stores inside the consumer's domain.
+TILED_LOAD = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((14, 14), "float32")):
+    B = T.alloc_buffer((2, 2, 8, 8), "float32")
+    for i0, j0, i1, j1 in T.grid(2, 2, 8, 8):
+        with T.block("B"):
+            vi, vj, vm, vn = T.axis.remap("SSSS", [i0, j0, i1, j1])
+            B[vi, vj, vm, vn] = A[vi * 8 + vm, vj * 8 + vn] * T.float32(2)
+    for i, j in T.grid(14, 14):
+        with T.block("C"):
+            cvi, cvj = T.axis.remap("SS", [i, j])
+            C[cvi, cvj] = B[cvi // 8, cvj // 8, cvi % 8, cvj % 8] + T.float32(1)
+"""
+
+TILED_LOAD_INLINED = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((14, 14), "float32")):
+    for i0, j0, i1, j1 in T.grid(2, 2, 8, 8):
+        with T.block("B"):
+            vi, vj, vm, vn = T.axis.remap("SSSS", [i0, j0, i1, j1])
+            T.where(i0 * 8 + i1 < 14 and j0 * 8 + j1 < 14)
+            C[vm + vi * 8, vn + vj * 8] = A[vi * 8 + vm, vj * 8 + vn] * T.float32(2) + T.float32(1)
+"""
+
+
+def test_reverse_compute_inline_of_a_tiled_load_pads_the_domain_and_predicates():
+    mod = tilelang.parse(TILED_LOAD)
+    sch = tir.Schedule(mod)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    assert_structural_equal(sch.mod["main"], tilelang.parse(TILED_LOAD_INLINED)["main"])
+    a = np.random.default_rng(0).random((16, 16), "float32")
+    want, got = np.zeros((14, 14), "float32"), np.zeros((14, 14), "float32")
+    tilelang.build(mod, target="python")["main"](a, want)
+    tilelang.build(sch.mod, target="python")["main"](a, got)
+    np.testing.assert_allclose(got, want)

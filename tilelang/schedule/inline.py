@@ -3,13 +3,24 @@ other rewrites share (a block's recomputed regions, dropping an allocation)."""
 
 from __future__ import annotations
 
+import math
+
 import attrs
 
 from tilelang.analysis import get_block_read_write_region
-from tilelang.arith import Analyzer, ConstBound, const_value, eval_interval, simplify
+from tilelang.arith import (
+    Analyzer,
+    ConstBound,
+    LinearForm,
+    const_value,
+    eval_interval,
+    linear_form,
+    simplify,
+)
 from tilelang.arith.iter_map import inverse_map
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.buffer import Range
 from tilelang.ir.functor import StmtExprMutator, post_order_visit, substitute
 from tilelang.ir.structural import structural_equal
 from tilelang.ir.var_usage import uses_var
@@ -274,6 +285,13 @@ def reverse_compute_inline(func, name):
     iters = {iv.var: iv.dom for iv in block.iter_vars}
     vmap = inverse_map(list(loads[0].indices), iters, list(p_store.indices))
     if vmap is None:
+        # an injective load over iterators whose extents the divisors do not divide
+        # (``cvi // 16``, ``cvi % 16`` with cvi < 127): invert over the domains padded
+        # to whole periods; the over-compute predicate keeps the real domains
+        vmap = inverse_map(
+            list(loads[0].indices), _padded(loads[0].indices, iters), list(p_store.indices)
+        )
+    if vmap is None:
         raise schedule_error(
             "reverse_compute_inline",
             subject,
@@ -333,6 +351,30 @@ def reverse_compute_inline(func, name):
     return drop_alloc(rewrite(func, mapping), buffer)
 
 
+def _padded(indices, iters) -> dict:
+    """``iters`` with each constant extent rounded up to a multiple of the constants
+    that divide or reduce that iterator alone in ``indices`` (their lcm)."""
+    periods: dict = {}
+
+    def visit(node):
+        if isinstance(node, (E.FloorDiv, E.FloorMod)) and isinstance(node.a, E.Var):
+            c = const_value(node.b)
+            if c is not None and c > 0:
+                periods[node.a] = math.lcm(periods.get(node.a, 1), c)
+
+    for index in indices:
+        post_order_visit(index, visit)
+    out = {}
+    for var, rng in iters.items():
+        extent, period = const_value(rng.extent), periods.get(var)
+        if extent is None or period is None or extent % period == 0:
+            out[var] = rng
+        else:
+            padded = -(-extent // period) * period
+            out[var] = Range(rng.min, E.IntImm(rng.extent.dtype, padded))
+    return out
+
+
 def _overcompute_predicate(tree, producer, consumer, indices, vmap):
     """The producer may compute more of the buffer than the consumer reads; after
     inlining it must store only where a consumer iteration exists (TVM's
@@ -356,8 +398,27 @@ def _overcompute_predicate(tree, producer, consumer, indices, vmap):
         upper = E.LT(value, simplify(dom.min + dom.extent))
         for cond in (lower, upper):
             if not ana.can_prove(cond):
-                conds.append(ana.simplify(cond))
+                conds.append(_scale_order(ana.simplify(cond)))
     return _conjunction(conds)
+
+
+def _scale_order(cond):
+    """A comparison whose sides are sums written as TVM's canonical simplifier writes
+    them: terms by decreasing coefficient (``i0 * 16 + i1``, not ``i1 + i0 * 16``)."""
+    if not isinstance(cond, (E.LT, E.LE)):
+        return cond
+    sides = []
+    for side in (cond.a, cond.b):
+        if not (side.dtype.is_integer() and isinstance(side, (E.Add, E.Sub))):
+            sides.append(side)
+            continue
+        form = linear_form(side)
+        ordered = LinearForm(form.dtype)
+        for atom, coeff in sorted(form.live_terms(), key=lambda t: -t[1]):
+            ordered.add_atom(atom, coeff)
+        ordered.const = form.const
+        sides.append(ordered.to_expr())
+    return type(cond)(*sides)
 
 
 def _covers(producer, p_indices, consumer, c_indices) -> bool:
