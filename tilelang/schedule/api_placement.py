@@ -21,10 +21,16 @@ class PlacementPrimitives:
         The block gets new loops ``ax0, ...`` over that region, placed after what writes
         its inputs and before what reads its output.
 
+        Each iterator's range is solved from the region as TVM does: through the
+        inverse of the block's write indices when they form a bijective iterator map
+        (``(v1 * 8 + v4) // 16`` with ``(v1 * 8 + v4) % 16``), otherwise index by index
+        through ``v``, ``v * e`` (a tile written per instance), ``x // f`` and
+        ``x % f``, nested (``v % 4 // 2``); a loop of extent 1 counts as its value.
+
         Where the region the consumers read runs past the block's iterator domain or
         the buffer (a ragged tile edge, a stencil at the border), the moved block
         gets TVM's bound predicate, e.g. ``T.where(j + ax0 < 16)``, unless the range
-        can be clipped to a constant one.
+        can be clipped to a constant one or the loops' ranges prove it in bounds.
 
         Parameters
         ----------
@@ -49,7 +55,8 @@ class PlacementPrimitives:
             When the block is already under the loop or contains it, they are in
             different block scopes, the block has a predicate or writes more than one
             buffer, another block writes its buffer, a consumer is outside the loop, no
-            position respects the dependences, or the region cannot be bounded.
+            position respects the dependences, the region cannot be bounded, or an
+            index cannot be solved for an iterator.
 
         Example
         -------
@@ -107,14 +114,16 @@ class PlacementPrimitives:
         The block gets new loops ``ax0, ...`` over that region, placed after its
         producers and before whatever reads its output.
 
-        As :meth:`compute_at`, a region past the block's domain or the buffer gets a
-        bound predicate (``T.where(j_0 * 5 + ax0 < 16)``).
+        As :meth:`compute_at`, the iterators' ranges are solved from the block's read
+        indices (an inverted iterator map, or index by index), and a region past the
+        block's domain or the buffer gets a bound predicate
+        (``T.where(j_0 * 5 + ax0 < 16)``).
 
         Parameters
         ----------
         block : BlockRV or str
-            A block reading exactly one buffer produced under ``loop``; all producers
-            of that buffer must lie under ``loop``.
+            A block reading at least one buffer produced under ``loop``; every
+            producer of the buffers it reads must lie under ``loop``.
         loop : LoopRV
             A loop of the same scope, not above ``block``.
         preserve_unit_loops : bool
@@ -277,15 +286,22 @@ class PlacementPrimitives:
         The producer stores the consumer's expression (of the produced value) straight
         into the consumer's output buffer.
 
-        When the producer computes more of the buffer than the consumer reads, the
-        inlined producer gets the predicate ``T.where(i < 127 and j < 127)`` that
-        keeps its stores inside the consumer's domain.
+        The consumer's iterators are recovered by inverting its load indices (an
+        iterator map, bijective over the iterators' domains or over those domains
+        padded to whole periods of the divisors, as ``cvi // 16, cvi % 16`` with
+        ``cvi < 127``). When the producer computes more of the buffer than the
+        consumer reads, the inlined producer gets the predicate
+        ``T.where(i < 127 and j < 127)`` that keeps its stores inside the consumer's
+        domain; a predicate the producer already has is kept. A producer that
+        accumulates in place (an init, spatial iterators) takes only a consumer that
+        copies the element unchanged.
 
         Parameters
         ----------
         block : BlockRV or str
-            A spatial block whose body is one store reading exactly one intermediate
-            buffer exactly once; that buffer has one producer and no other readers.
+            A spatial block without a predicate whose body is one store reading
+            exactly one intermediate buffer (at one index list); that buffer has one
+            producer and no other readers.
 
         Returns
         -------

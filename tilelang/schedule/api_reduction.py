@@ -20,8 +20,10 @@ class ReductionPrimitives:
         placed right before ``loop``; the block becomes ``<name>_update``.
 
         The init block gets copies (``<loop>_init``) of the loops between ``loop`` and
-        the block that carry spatial iterators. Handles to the block now refer to
-        ``<name>_update``.
+        the block that carry spatial iterators, the block's annotations, and the
+        conditions of its predicate that do not involve the reduction loops it leaves
+        out. The update block reads the buffers it accumulates into (listed first, as
+        TVM does). Handles to the block now refer to ``<name>_update``.
 
         Parameters
         ----------
@@ -39,8 +41,8 @@ class ReductionPrimitives:
         ------
         ScheduleError
             When the block has no init, the loop is not above it, a loop outside it
-            carries a reduction iterator, or the block's predicate depends on a
-            reduction loop.
+            carries a reduction iterator, or a condition of the block's predicate
+            mixes a reduction loop with the init's loops.
 
         Example
         -------
@@ -114,9 +116,12 @@ class ReductionPrimitives:
         Parameters
         ----------
         loop : LoopRV
-            A reduction loop over the single block under it, starting at 0 with unit
-            step; the block's update is ``+``, ``*``, ``T.min`` or ``T.max`` of the
-            stored element, and its init stores that combiner's identity.
+            A loop over the single block under it, starting at 0 with unit step, that
+            no spatial iterator reads (a reduction loop, or a loop no iterator reads);
+            the block's update (possibly through lets) is ``+``, ``*``, ``T.min`` or
+            ``T.max`` of the stored element, and its init stores that combiner's
+            identity. The block's scope must be a stage pipeline. When the loop
+            carries the whole reduction, the partial results are plain stores.
         factor_axis : int
             Where the new dimension goes in ``<buffer>_rf`` (negative counts from the
             end).
