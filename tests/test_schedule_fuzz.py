@@ -1,5 +1,6 @@
 """Schedule fuzzing: random primitive sequences on random small programs (maps,
-shifts, reversed indices, windows that over-compute at the edges, row sums). Each
+shifts, reversed indices, windows that over-compute at the edges, row sums, reads
+through fused layout indices). Each
 step either succeeds and the program still computes the same numbers, or raises
 ScheduleError and leaves the module exactly as it was. Nothing else may escape."""
 
@@ -28,7 +29,7 @@ def random_program(rng: random.Random) -> str:
         lines.append(f'    {name} = T.alloc_buffer(({n}, {m}), "float32")')
     for s in range(stages):
         src, dst = names[s], names[s + 1]
-        kind = rng.choice(["map", "map", "shift", "sum", "reverse", "window"])
+        kind = rng.choice(["map", "map", "shift", "sum", "reverse", "window", "fused"])
         lines.append(f"    for i, j in T.grid({n}, {m}):" if kind != "sum"
                      else f"    for i, j, k in T.grid({n}, {m}, {m}):")  # fmt: skip
         lines.append(f'        with T.block("S{s}"):')
@@ -49,6 +50,12 @@ def random_program(rng: random.Random) -> str:
                 '            vi, vj = T.axis.remap("SS", [i, j])',
                 f"            {dst}[vi, vj] = T.if_then_else(vj < {m - 1}, "
                 f"{src}[vi, vj] + {src}[vi, vj + 1], {src}[vi, vj])",
+            ]
+        elif kind == "fused":  # layout indices: compute_at inverts the iterator map
+            flat = f"(vi * {m} + vj)"
+            lines += [
+                '            vi, vj = T.axis.remap("SS", [i, j])',
+                f"            {dst}[vi, vj] = {src}[{flat} // {m}, {flat} % {m}] + T.float32(2)",
             ]
         elif kind == "shift":
             lines += [
