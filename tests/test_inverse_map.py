@@ -10,7 +10,7 @@ import numpy as np
 
 import tilelang
 from tilelang import tir
-from tilelang.arith.iter_map import inverse_map
+from tilelang.arith.iter_inverse import inverse_map
 from tilelang.ir import assert_structural_equal
 from tilelang.ir import expr as E
 from tilelang.ir.buffer import Range

@@ -27,7 +27,8 @@ from __future__ import annotations
 import attrs
 
 from tilelang.arith import Analyzer, ConstBound, const_value, eval_interval
-from tilelang.arith.iter_map import detect_iter_map, inverse_map
+from tilelang.arith.iter_inverse import inverse_map
+from tilelang.arith.iter_map import detect_iter_map
 from tilelang.ir import expr as E
 from tilelang.ir.buffer import Range
 from tilelang.ir.convert import binary, match_types

@@ -17,7 +17,7 @@ from tilelang.arith import (
     linear_form,
     simplify,
 )
-from tilelang.arith.iter_map import inverse_map
+from tilelang.arith.iter_inverse import inverse_map
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Range
