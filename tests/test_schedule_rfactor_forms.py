@@ -121,3 +121,72 @@ def test_rfactor_refuses_a_scope_that_is_not_a_stage_pipeline():
     with pytest.raises(ScheduleError, match="not a stage pipeline"):
         sch.rfactor(k, 0)
     assert sch.mod is before
+
+
+ARGMAX = """
+@T.prim_func
+def main(idx: T.Buffer((8, 16), "int32"), val: T.Buffer((8, 16), "float32"), out_i: T.Buffer((8,), "int32"), out_v: T.Buffer((8,), "float32")):
+    for i, k_0, k_1 in T.grid(8, 4, 4):
+        with T.block("argmax"):
+            vi = T.axis.spatial(8, i)
+            vk = T.axis.reduce(16, k_0 * 4 + k_1)
+            with T.init():
+                {init}
+            v_i: T.int32 = T.Select({cmp}, out_i[vi], idx[vi, vk])
+            v_v: T.float32 = T.Select({cmp}, out_v[vi], val[vi, vk])
+            {stores}
+"""
+
+_ARGMAX_PARTS = {
+    "init": 'out_i[vi] = -1\n                out_v[vi] = T.min_value("float32")',
+    "cmp": "out_v[vi] >= val[vi, vk]",
+    "stores": "out_i[vi] = v_i\n            out_v[vi] = v_v",
+}
+
+
+def _argmax(**changes):
+    return ARGMAX.format(**{**_ARGMAX_PARTS, **changes})
+
+
+def _run_argmax(mod):
+    rng = np.random.default_rng(1)
+    idx = np.arange(8 * 16, dtype="int32").reshape(8, 16)
+    val = rng.random((8, 16), "float32")
+    out_i, out_v = np.zeros(8, "int32"), np.zeros(8, "float32")
+    tilelang.build(mod, target="python")["main"](idx, val, out_i, out_v)
+    return out_i, out_v
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {  # argmin, the init and the stores in the other order
+            "init": 'out_v[vi] = T.max_value("float32")\n                out_i[vi] = -1',
+            "cmp": "out_v[vi] <= val[vi, vk]",
+            "stores": "out_v[vi] = v_v\n            out_i[vi] = v_i",
+        },
+    ],
+)
+def test_rfactor_of_an_argmax_or_argmin_over_two_buffers(changes):
+    mod = tilelang.parse(_argmax(**changes))
+    sch = tir.Schedule(mod)
+    _, _, k_1 = sch.get_loops("argmax")
+    sch.rfactor(k_1, 1)
+    rf = _block(sch.mod, "argmax_rf")
+    assert [w.buffer.name for w in rf.writes] == ["out_i_rf", "out_v_rf"]
+    for want, got in zip(_run_argmax(mod), _run_argmax(sch.mod)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_rfactor_refuses_an_argmax_whose_stores_are_not_the_lets():
+    # the index store recomputes from out_v instead of using the let
+    stores = "out_i[vi] = T.Select(out_v[vi] >= val[vi, vk], out_i[vi], idx[vi, vk])\n"
+    stores += "            out_v[vi] = v_v"
+    mod = tilelang.parse(_argmax(stores=stores))
+    sch = tir.Schedule(mod)
+    before = sch.mod
+    _, _, k_1 = sch.get_loops("argmax")
+    with pytest.raises(ScheduleError, match="argmax or argmin"):
+        sch.rfactor(k_1, 1)
+    assert sch.mod is before

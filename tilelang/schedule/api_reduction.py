@@ -120,7 +120,9 @@ class ReductionPrimitives:
             no spatial iterator reads (a reduction loop, or a loop no iterator reads);
             the block's update (possibly through lets) is ``+``, ``*``, ``T.min`` or
             ``T.max`` of the stored element, and its init stores that combiner's
-            identity. The block's scope must be a stage pipeline. When the loop
+            identity; or the block is an argmax / argmin over an index and a value
+            buffer of one shape (two lets of ``T.Select`` stored as they are, init
+            ``-1`` and the lowest / highest value). The block's scope must be a stage pipeline. When the loop
             carries the whole reduction, the partial results are plain stores.
         factor_axis : int
             Where the new dimension goes in ``<buffer>_rf`` (negative counts from the

@@ -25,24 +25,20 @@ spatial in ``<block>_rf``, its loop can then be parallelised or vectorised.
 from __future__ import annotations
 
 import attrs
-import numpy as np
 
 from tilelang.analysis import get_block_access_region
 from tilelang.arith import const_value, detect_iter_map
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.buffer import Range, decl_buffer
-from tilelang.ir.functor import post_order_visit, substitute
-from tilelang.ir.structural import structural_equal
+from tilelang.ir.buffer import BufferRegion, Range, decl_buffer
+from tilelang.ir.functor import substitute
 from tilelang.ir.var_usage import uses_any_var
 from tilelang.schedule.cache import rewrite_stmt
 from tilelang.schedule.common import block_subject, find_loop, fresh_name, loop_subject
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.inline import _with_regions
+from tilelang.schedule.rfactor_reducer import match_reduction
 from tilelang.schedule.state import Tree, rewrite
-
-#: commutative, associative combiners rfactor can split: node type -> identity kind
-COMBINERS = {E.Add: "zero", E.Mul: "one", E.Min: "highest", E.Max: "lowest"}
 
 
 def rfactor(func, loop_var, factor_axis: int):
@@ -54,10 +50,11 @@ def rfactor(func, loop_var, factor_axis: int):
     realize = _single_block(tree, loop)
     subject = block_subject(realize)
     block = realize.block
-    store, combiner, value = _match_reduction(subject, realize)
+    red = match_reduction(subject, realize)
     loops = tree.loops_above(realize)
     _check_loops(subject, realize, loops, loop)
-    ndim = len(store.buffer.shape)
+    first = red.buffers[0]
+    ndim = len(first.shape)
     if not isinstance(factor_axis, int) or isinstance(factor_axis, bool):
         raise schedule_error("rfactor", subject, f"factor_axis {factor_axis!r} is not an int")
     if not -(ndim + 1) <= factor_axis <= ndim:
@@ -65,26 +62,24 @@ def rfactor(func, loop_var, factor_axis: int):
             "rfactor",
             subject,
             f"factor_axis {factor_axis} is out of range for the {ndim + 1}-d buffer "
-            f"{store.buffer.name}_rf",
+            f"{first.name}_rf",
         )
     axis = factor_axis % (ndim + 1)
 
     rf_name = fresh_name(set(tree.realizes), f"{block.name_hint}_rf")
-    shape = list(store.buffer.shape)
-    shape.insert(axis, loop.extent)
-    rf_buffer = decl_buffer(
-        tuple(shape),
-        store.buffer.dtype,
-        fresh_name(_buffer_names(tree), f"{store.buffer.name}_rf"),
-        scope=store.buffer.scope,
-    )
+    taken = _buffer_names(tree)
+    rf_buffers = []
+    for buffer in red.buffers:
+        shape = list(buffer.shape)
+        shape.insert(axis, loop.extent)
+        name = fresh_name(taken, f"{buffer.name}_rf")
+        taken.add(name)
+        rf_buffers.append(decl_buffer(tuple(shape), buffer.dtype, name, scope=buffer.scope))
 
-    rf_realize, rf_var = _rf_block(
-        rf_name, realize, loops, loop, store, combiner, value, rf_buffer, axis
-    )
+    rf_realize, rf_var = _rf_block(rf_name, realize, loops, loop, red, rf_buffers, axis)
     own = next(k for k, lp in enumerate(loops) if _only(tree.blocks_under(lp), realize))
     _check_shared_loops(subject, realize, loops[:own])
-    wb_nest = _write_back(realize, loops[own:], loop, store, combiner, rf_buffer, rf_var, axis)
+    wb_nest = _write_back(realize, loops[own:], loop, red, rf_buffers, rf_var, axis)
     if own > 0 and _hoistable(tree, realize, loops[0]):
         # As TVM: the partial reductions run first, in a copy of the whole loop nest,
         # and the write-back takes the block's place, before any consumer there.
@@ -98,7 +93,9 @@ def rfactor(func, loop_var, factor_axis: int):
         top = loops[own]
         rf_nest = rewrite_stmt(top, {id(realize): rf_realize})
         func = rewrite(func, {id(top): S.seq_stmt(rf_nest, wb_nest)})
-    return _allocate(func, tree.scope_realize(realize), rf_buffer), rf_name
+    for rf_buffer in rf_buffers:
+        func = _allocate(func, tree.scope_realize(realize), rf_buffer)
+    return func, rf_name
 
 
 def _hoistable(tree, realize, top) -> bool:
@@ -150,106 +147,6 @@ def _single_block(tree, loop):
             loop,
         )
     return under[0]
-
-
-def _match_reduction(subject, realize):
-    """``(store, combiner type, the value combined in)`` of a reduction block
-    ``B[idx] = combiner(B[idx], value)`` whose init stores the combiner's identity."""
-    block = realize.block
-    if block.init is None:
-        raise schedule_error("rfactor", subject, "has no T.init(); not a reduction", realize)
-    if block.alloc_buffers or block.match_buffers:
-        raise schedule_error(
-            "rfactor", subject, "blocks that allocate or match buffers are not supported", realize
-        )
-    store = _inline_lets(block.body)
-    if not isinstance(store, S.BufferStore):
-        raise schedule_error(
-            "rfactor", subject, "the body must be a single buffer store B[...] = ...", realize
-        )
-    combiner = type(store.value)
-    if combiner not in COMBINERS:
-        raise schedule_error(
-            "rfactor",
-            subject,
-            "the update is not a +, *, T.min or T.max of the stored element",
-            realize,
-        )
-    value = _other_operand(store)
-    if value is None or _reads(value, store.buffer):
-        raise schedule_error(
-            "rfactor",
-            subject,
-            f"the update must combine {store.buffer.name}[...] with a value that does not "
-            f"read {store.buffer.name}",
-            realize,
-        )
-    init = block.init
-    if (
-        not isinstance(init, S.BufferStore)
-        or init.buffer is not store.buffer
-        or not _same_indices(init.indices, store.indices)
-        or not _is_identity(init.value, COMBINERS[combiner])
-    ):
-        raise schedule_error(
-            "rfactor",
-            subject,
-            f"the init must store the identity of the combiner ({COMBINERS[combiner]}) "
-            "to the updated element",
-            realize,
-        )
-    reduce_vars = [iv.var for iv in block.iter_vars if iv.iter_type != S.IterVar.DataPar]
-    if any(uses_any_var(index, reduce_vars) for index in store.indices):
-        raise schedule_error(
-            "rfactor", subject, "the stored index depends on a reduction iterator", realize
-        )
-    return store, combiner, value
-
-
-def _inline_lets(body):
-    """A body ``v = value; B[...] = f(v)`` as the single store ``B[...] = f(value)``
-    (TVM's rfactor reads the update through such lets)."""
-    lets = {}
-    while isinstance(body, S.LetStmt):
-        lets[body.var] = substitute(body.value, lets)
-        body = body.body
-    return substitute(body, lets) if lets else body
-
-
-def _other_operand(store):
-    """The operand of the update that is not a load of the stored element."""
-    for mine, other in ((store.value.a, store.value.b), (store.value.b, store.value.a)):
-        if (
-            isinstance(mine, E.BufferLoad)
-            and mine.buffer is store.buffer
-            and _same_indices(mine.indices, store.indices)
-        ):
-            return other
-    return None
-
-
-def _same_indices(a, b) -> bool:
-    return len(a) == len(b) and all(structural_equal(x, y) for x, y in zip(a, b))
-
-
-def _reads(expr, buffer) -> bool:
-    found = []
-    post_order_visit(
-        expr,
-        lambda n: found.append(n) if isinstance(n, E.BufferLoad) and n.buffer is buffer else None,
-    )
-    return bool(found)
-
-
-def _is_identity(value, kind: str) -> bool:
-    if not isinstance(value, (E.IntImm, E.FloatImm)):
-        return False
-    if kind in ("zero", "one"):
-        return value.value == (0 if kind == "zero" else 1)
-    dtype = np.dtype(str(value.dtype))
-    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
-    limits = {"lowest": (info.min, -np.inf), "highest": (info.max, np.inf)}[kind]
-    return any(value.value == limit for limit in limits)
 
 
 def _check_loops(subject, realize, loops, loop):
@@ -332,8 +229,8 @@ def _check_shared_loops(subject, realize, shared):
             )
 
 
-def _rf_block(rf_name, realize, loops, loop, store, combiner, value, rf_buffer, axis):
-    """The block computing partial results into ``rf_buffer``, and its new spatial
+def _rf_block(rf_name, realize, loops, loop, red, rf_buffers, axis):
+    """The block computing partial results into ``rf_buffers``, and its new spatial
     iterator for the factored loop."""
     block = realize.block
     rf_loop = loop.loop_var
@@ -369,34 +266,32 @@ def _rf_block(rf_name, realize, loops, loop, store, combiner, value, rf_buffer, 
     for new, binding in spatial + reduce:
         ivs.append(new)
         values.append(binding)
-    rf_indices = list(substitute(i, vmap) for i in store.indices)
+    rf_indices = list(substitute(i, vmap) for i in red.indices)
     rf_indices.insert(axis, rf_iv.var)
-    load = E.BufferLoad(rf_buffer, tuple(rf_indices))
+    incoming = [substitute(value, vmap) for value in red.values]
     if reduce:
-        body = S.BufferStore(rf_buffer, combiner(load, substitute(value, vmap)), tuple(rf_indices))
-        init = S.BufferStore(rf_buffer, block.init.value, tuple(rf_indices))
+        body = red.update(rf_buffers, rf_indices, incoming)
+        init = red.init(rf_buffers, rf_indices)
     else:
         # every reduction iterator came from the factored loop: each partial result
         # is one value, stored once (TVM's rfactor of a spatial-only remainder)
-        body = S.BufferStore(rf_buffer, substitute(value, vmap), tuple(rf_indices))
+        body = red.plain(rf_buffers, rf_indices, incoming)
         init = None
-    rf = _with_regions(
-        attrs.evolve(
-            block,
-            iter_vars=tuple(ivs),
-            name_hint=rf_name,
-            body=body,
-            init=init,
-            reads=(),
-            writes=(),
-        )
+    rf = attrs.evolve(
+        block, iter_vars=tuple(ivs), name_hint=rf_name, body=body, init=init, reads=(), writes=()
     )
+    if len(rf_buffers) > 1:
+        # as TVM: the block's own reads, and the points of the partial results
+        reads = tuple(_substituted(r, vmap) for r in block.reads)
+        rf = attrs.evolve(rf, reads=reads, writes=_points(rf_buffers, rf_indices))
+    else:
+        rf = _with_regions(rf)
     return S.BlockRealize(tuple(values), realize.predicate, rf), rf_iv.var
 
 
-def _write_back(realize, loops, loop, store, combiner, rf_buffer, rf_var, axis):
+def _write_back(realize, loops, loop, red, rf_buffers, rf_var, axis):
     """The block (under copies of the spatial loops and the factored loop) that
-    combines the partial results into the original buffer."""
+    combines the partial results into the original buffers."""
     block = realize.block
     spatial = [
         (iv, v)
@@ -427,22 +322,24 @@ def _write_back(realize, loops, loop, store, combiner, rf_buffer, rf_var, axis):
     # TVM's write-back lists the factored (reduction) iterator first
     ivs.insert(0, rf_iv)
     values.insert(0, loop_map[loop.loop_var])
-    indices = tuple(substitute(i, vmap) for i in store.indices)
+    indices = tuple(substitute(i, vmap) for i in red.indices)
     rf_indices = list(indices)
     rf_indices.insert(axis, rf_iv.var)
-    update = combiner(
-        E.BufferLoad(store.buffer, indices), E.BufferLoad(rf_buffer, tuple(rf_indices))
+    partial = [E.BufferLoad(b, tuple(rf_indices)) for b in rf_buffers]
+    wb = attrs.evolve(
+        block,
+        iter_vars=tuple(ivs),
+        body=red.update(red.buffers, indices, partial),
+        init=red.init(red.buffers, indices),
+        reads=(),
+        writes=(),
     )
-    wb = _with_regions(
-        attrs.evolve(
-            block,
-            iter_vars=tuple(ivs),
-            body=S.BufferStore(store.buffer, update, indices),
-            init=substitute(block.init, vmap),
-            reads=(),
-            writes=(),
-        )
-    )
+    if len(rf_buffers) > 1:
+        # as TVM: the points of the partial results in, the block's writes out
+        writes = tuple(_substituted(w, vmap) for w in block.writes)
+        wb = attrs.evolve(wb, reads=_points(rf_buffers, rf_indices), writes=writes)
+    else:
+        wb = _with_regions(wb)
     stmt = S.BlockRealize(tuple(values), E.IntImm("bool", 1), wb)
     for lp in reversed(kept):
         # the factored loop now carries a reduction: it must run serially
@@ -456,6 +353,18 @@ def _write_back(realize, loops, loop, store, combiner, rf_buffer, rf_var, axis):
             annotations={},
         )
     return stmt
+
+
+def _substituted(region, vmap):
+    ranges = tuple(
+        Range(substitute(r.min, vmap), substitute(r.extent, vmap)) for r in region.region
+    )
+    return BufferRegion(region.buffer, ranges)
+
+
+def _points(buffers, indices) -> tuple:
+    one = [E.IntImm(i.dtype, 1) for i in indices]
+    return tuple(BufferRegion(b, tuple(Range(i, e) for i, e in zip(indices, one))) for b in buffers)
 
 
 def _allocate(func, scope, buffer):
