@@ -311,3 +311,32 @@ def test_nested_where_alternatives_take_the_union():
     root = sch.mod["main"].body.block
     assert [tuple(int(d.value) for d in b.shape) for b in root.alloc_buffers] == [(6, 5)]
     _same_numbers(before, sch.mod, ((8, 8), (6, 5)))
+
+
+SUBREGION = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8), "float32")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B0 = T.match_buffer(B[vi, vj], (), offset_factor=1)
+            B0[()] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B1 = T.match_buffer(B[vi, vj], (), offset_factor=1)
+            C[vi, vj] = B1[()] + T.float32(1)
+"""
+
+
+def test_set_scope_gives_match_buffer_views_the_scope():
+    before = tilelang.parse(SUBREGION)
+    sch = tilelang.Schedule(before)
+    sch.set_scope("B", 0, "shared")
+    expected = SUBREGION.replace(
+        'B = T.alloc_buffer((8, 8), "float32")',
+        'B = T.alloc_buffer((8, 8), "float32", scope="shared")',
+    ).replace("(), offset_factor=1)", '(), scope="shared", offset_factor=1)')
+    assert_structural_equal(sch.mod["main"], tilelang.parse(expected)["main"])
+    _same_numbers(before, sch.mod, ((8, 8), (8, 8)))

@@ -1,9 +1,10 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` that change where a buffer
-lives: cache_read, cache_write, set_scope. The rewrites are in :mod:`.cache`."""
+lives: cache_read, cache_write, set_scope. The rewrites are in :mod:`.cache` and :mod:`.set_scope`."""
 
 from __future__ import annotations
 
 from tilelang.schedule import cache
+from tilelang.schedule.set_scope import set_scope as _set_scope
 from tilelang.schedule.state import BlockRV
 
 
@@ -261,6 +262,6 @@ class CachePrimitives:
                         C[vi] = B[vi] + T.float32(1)
         """
         block, func_name, name = self._block_target(block, "set_scope")
-        func = cache.set_scope(self._mod[func_name], name, buffer_index, storage_scope)
+        func = _set_scope(self._mod[func_name], name, buffer_index, storage_scope)
         args = [("block", block), ("buffer_index", buffer_index), ("storage_scope", storage_scope)]
         self._apply("set_scope", args, func_name, func)

@@ -1,4 +1,4 @@
-"""Cache stages and storage scopes: cache_read, cache_write, set_scope."""
+"""Cache stages: cache_read and cache_write (set_scope is in :mod:`.set_scope`)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from tilelang.schedule.cache_rewrite import CacheReadRewriter, CacheWriteRewrite
 from tilelang.schedule.cache_stage import declared, detect_location, nested_predicate, relax_region
 from tilelang.schedule.common import block_subject, find_block, fresh_name
 from tilelang.schedule.errors import schedule_error
-from tilelang.schedule.inline import _with_regions, allocated_in
+from tilelang.schedule.inline import _with_regions
 from tilelang.schedule.regions import buffers_of
 from tilelang.schedule.state import Tree, rewrite
 
@@ -482,22 +482,3 @@ def _accessed_outside_blocks(stmt, buffer) -> bool:
 
     _Walk().visit(stmt)
     return bool(found)
-
-
-def set_scope(func, name, index, scope):
-    """Changes the storage scope of buffer ``writes[index]`` of block ``name``.
-
-    Before / after ``set_scope(B, 0, "shared")``::
-
-        B = T.alloc_buffer((128,))               B = T.alloc_buffer((128,), scope="shared")
-    """
-    tree = Tree(func)
-    realize = find_block(tree, name, "set_scope")
-    subject = block_subject(realize)
-    _check_scope("set_scope", subject, scope)
-    buffer = _pick("set_scope", realize, index, _regions(realize.block)[1], "write")
-    if allocated_in(tree, buffer) is None:
-        raise schedule_error(
-            "set_scope", subject, f"{buffer.name} is a function parameter, not an allocated buffer"
-        )
-    return func.with_body(swap_buffer(func.body, buffer, attrs.evolve(buffer, scope=scope)))
