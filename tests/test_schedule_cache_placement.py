@@ -340,3 +340,52 @@ def test_set_scope_gives_match_buffer_views_the_scope():
     ).replace("(), offset_factor=1)", '(), scope="shared", offset_factor=1)')
     assert_structural_equal(sch.mod["main"], tilelang.parse(expected)["main"])
     _same_numbers(before, sch.mod, ((8, 8), (8, 8)))
+
+
+CONSTANTS = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.allocate_const([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], "float32", [8])
+    B_buf = T.decl_buffer((8,), "float32", data=B)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi] + B_buf[vi]
+"""
+
+# the copies go inside the constant's declarations (they may read it)
+CONSTANTS_CACHED = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B_buf_global = T.alloc_buffer((8,), "float32")
+    A_global = T.alloc_buffer((8,), "float32")
+    C_local = T.alloc_buffer((8,), "float32", scope="local")
+    B = T.allocate_const([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], "float32", [8])
+    B_buf = T.decl_buffer((8,), "float32", data=B)
+    for ax0 in range(8):
+        with T.block("A_global"):
+            v0 = T.axis.spatial(8, ax0)
+            A_global[v0] = A[v0]
+    for ax0 in range(8):
+        with T.block("B_buf_global"):
+            v0 = T.axis.spatial(8, ax0)
+            B_buf_global[v0] = B_buf[v0]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C_local[vi] = A_global[vi] + B_buf_global[vi]
+    for ax0 in range(8):
+        with T.block("C_local"):
+            v0 = T.axis.spatial(8, ax0)
+            C[v0] = C_local[v0]
+"""
+
+
+def test_stages_go_inside_constant_declarations():
+    before = tilelang.parse(CONSTANTS)
+    sch = tilelang.Schedule(before)
+    sch.cache_read("C", 1, "global")
+    sch.cache_read("C", 0, "global")
+    sch.cache_write("C", 0, "local")
+    assert_structural_equal(sch.mod["main"], tilelang.parse(CONSTANTS_CACHED)["main"])
+    _same_numbers(before, sch.mod, ((8,), (8,)))

@@ -19,7 +19,13 @@ from tilelang.schedule.cache_region import (
     symbolic_region,
 )
 from tilelang.schedule.cache_rewrite import CacheReadRewriter, CacheWriteRewriter
-from tilelang.schedule.cache_stage import declared, detect_location, nested_predicate, relax_region
+from tilelang.schedule.cache_stage import (
+    body_items,
+    declared,
+    detect_location,
+    nested_predicate,
+    relax_region,
+)
 from tilelang.schedule.common import block_subject, find_block, fresh_name
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.inline import _with_regions
@@ -261,11 +267,7 @@ def _after_plain_writers(tree, scope_block, realize, buffer) -> int:
     """Where the copy of a buffer no block writes goes: first in the scope, or after
     the last statement storing to it outside any block (a plain loop, which TVM does
     not see); a ScheduleError when that comes after the reading block."""
-    items = (
-        list(scope_block.body.seq)
-        if isinstance(scope_block.body, S.SeqStmt)
-        else [scope_block.body]
-    )
+    items = body_items(scope_block.body)
     stores = [i for i, it in enumerate(items) if _writes_in(tree, it, buffer)]
     if not stores:
         return 0
@@ -386,8 +388,7 @@ def cache_write(func, name, index, scope, consumers=()):
 
 def _position_of(tree, loc, realize) -> int:
     """The index, in the body of ``loc``, of the statement holding ``realize``."""
-    body = loc.body
-    items = list(body.seq) if isinstance(body, S.SeqStmt) else [body]
+    items = body_items(loc.body)
     return next(i for i, it in enumerate(items) if it is realize or tree.is_ancestor(it, realize))
 
 

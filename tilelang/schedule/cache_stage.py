@@ -14,6 +14,8 @@ cache of the region's shape, accessed at indices shifted by the region's start.
 
 from __future__ import annotations
 
+import attrs
+
 from tilelang.arith import const_value, eval_interval, simplify
 from tilelang.arith.int_set import const_difference, fold_max, fold_min
 from tilelang.ir import expr as E
@@ -78,13 +80,34 @@ def detect_location(scope_block, writer_block, related) -> tuple:
         detector.visit(scope_block)
         if detector.loc is not None:
             return detector.loc, max(detector.pos, 0)
-    body = scope_block.body
+    body = _unwrapped(scope_block.body)
     return scope_block, len(body.seq) if isinstance(body, S.SeqStmt) else 1
+
+
+#: statements that declare storage for their body: a stage goes inside them, into
+#: the sequence they wrap, since it may use what they declare
+_WRAPPERS = (S.AllocateConst, S.DeclBuffer)
+
+
+def _unwrapped(body):
+    """The sequence ``body`` holds inside its storage declarations."""
+    while isinstance(body, _WRAPPERS):
+        body = body.body
+    return body
+
+
+def body_items(body) -> list:
+    """The statements of the sequence ``body`` holds (inside its declarations)."""
+    body = _unwrapped(body)
+    return list(body.seq) if isinstance(body, S.SeqStmt) else [body]
 
 
 def insert_stages(body, inserts):
     """``body`` with each ``(pos, stage)`` of ``inserts`` inserted before statement
-    ``pos`` of its sequence (positions of the original sequence)."""
+    ``pos`` of its sequence (positions of the original sequence), inside the
+    ``T.allocate_const`` / ``T.decl_buffer`` that wrap it."""
+    if isinstance(body, _WRAPPERS):
+        return attrs.evolve(body, body=insert_stages(body.body, inserts))
     items = list(body.seq) if isinstance(body, S.SeqStmt) else [body]
     for pos, stage in sorted(inserts, key=lambda x: -x[0]):
         items.insert(min(pos, len(items)), stage)
