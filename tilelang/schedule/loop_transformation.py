@@ -355,15 +355,18 @@ def set_loop_kind(func, var, kind: S.ForKind, primitive: str, thread: str | None
         for i in range(128):                     for i in T.parallel(128):
 
     ``bind(i, "threadIdx.x")`` gives ``for i in T.thread_binding(128, thread="threadIdx.x")``.
-    Parallel, vectorized and bound loops may not carry a reduction iterator.
+    Parallel, vectorized and bound loops may not carry a reduction iterator, except a
+    loop bound to ``threadIdx.x/y/z`` (a cross-thread reduction, as TVM allows).
     """
     tree = Tree(func)
     loop = find_loop(tree, var, primitive)
     subject = loop_subject(loop)
+    # a reduction loop may be bound to threadIdx: a cross-thread reduction (TVM)
+    cross_thread = kind is S.ForKind.THREAD_BINDING and str(thread).startswith("threadIdx.")
     if kind is not S.ForKind.UNROLLED:
         for realize in tree.blocks_under(loop):
             iv = is_reduction_binding(realize, loop.loop_var)
-            if iv is not None:
+            if iv is not None and not cross_thread:
                 raise schedule_error(
                     primitive,
                     subject,
