@@ -51,3 +51,24 @@ def test_annotate_buffer_access_region_equals_the_written_one():
     written = _block(tilelang.parse(SOURCE)["main"]).reads[0]
     assert [r.extent.value for r in block.reads[0].region] == [3, 6]
     assert [str(r.min) for r in block.reads[0].region] == [str(r.min) for r in written.region]
+
+
+ROOT = """
+@T.prim_func
+def main(A: T.Buffer((4,), "float32")):
+    with T.block("root"):
+        with T.block("inner"):
+            for i in range(4):
+                A[i] = T.float32(0)
+"""
+
+
+def test_a_written_root_block_gets_no_inferred_regions():
+    """TVM's parser infers no T.reads / T.writes for the root; a nested block gets them."""
+    func = tilelang.parse(ROOT)["main"]
+    root = func.body.block
+    assert root.reads == () and root.writes == ()
+    assert [w.buffer.name for w in root.body.block.writes] == ["A"]
+    again = tilelang.parse(func.script())["main"]
+    tilelang.ir.assert_structural_equal(again, func)
+    tilelang.ir.assert_structural_equal(tilelang.parse(again.script())["main"], func)

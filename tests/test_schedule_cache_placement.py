@@ -389,3 +389,27 @@ def test_stages_go_inside_constant_declarations():
     sch.cache_write("C", 0, "local")
     assert_structural_equal(sch.mod["main"], tilelang.parse(CONSTANTS_CACHED)["main"])
     _same_numbers(before, sch.mod, ((8,), (8,)))
+
+
+def test_cache_write_under_a_nested_where_needs_no_fill_but_alternatives_do():
+    before = tilelang.parse(NESTED_WHERE)
+    sch = tilelang.Schedule(before)
+    sch.cache_write(sch.get_block("outer"), 0, "local")
+    assert "C_local_in" not in sch.mod["main"].script()  # the cut positions are not copied
+    # two writers under different T.where: the union box holds unwritten positions
+    text = NESTED_WHERE.replace(
+        """            with T.block("inner"):
+                T.where(vi < 6 and vj < 5)
+                C[vi, vj] = A[vi, vj] * T.float32(2)""",
+        """            with T.block("left"):
+                T.where(vi < 2 and vj < 5)
+                C[vi, vj] = A[vi, vj] * T.float32(2)
+            with T.block("top"):
+                T.where(vi < 6 and vj < 3)
+                C[vi, vj] = A[vi, vj] * T.float32(3)""",
+    )
+    before = tilelang.parse(text)
+    sch = tilelang.Schedule(before)
+    sch.cache_write(sch.get_block("outer"), 0, "local")
+    assert "C_local_in" in sch.mod["main"].script()
+    _same_numbers(before, sch.mod, ((8, 8), (6, 5)))

@@ -5,18 +5,15 @@ from __future__ import annotations
 import attrs
 
 from tilelang.analysis import get_block_read_write_region
-from tilelang.arith import const_value, simplify
+from tilelang.arith import const_value
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Range, decl_buffer
 from tilelang.ir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit
-from tilelang.ir.structural import structural_equal
+from tilelang.schedule.cache_copy_in import needs_copy_in, union_region
 from tilelang.schedule.cache_region import (
-    at_least_zero,
     checked_region,
     compact_copy_nest,
-    covers,
-    symbolic_region,
 )
 from tilelang.schedule.cache_rewrite import CacheReadRewriter, CacheWriteRewriter
 from tilelang.schedule.cache_stage import (
@@ -352,10 +349,10 @@ def cache_write(func, name, index, scope, consumers=()):
     region = relax_region(
         tree, realize, written, loc, nested_predicate(realize.block, buffer, True)
     )
-    copy_in = _needs_copy_in(tree, realize, buffer)
+    copy_in = needs_copy_in(tree, realize, buffer)
     if copy_in and declared(realize.block, buffer, False):
         (read,) = declared(realize.block, buffer, False)[:1]
-        region = _union_region(region, relax_region(tree, realize, read, loc))
+        region = union_region(region, relax_region(tree, realize, read, loc))
     compact = isinstance(loc, S.Block)
     if compact:  # a cache of the region's shape must hold every read of it
         readers = [realize] + [r for r in tree.order if id(r.block) in consumer_ids]
@@ -390,77 +387,6 @@ def _position_of(tree, loc, realize) -> int:
     """The index, in the body of ``loc``, of the statement holding ``realize``."""
     items = body_items(loc.body)
     return next(i for i, it in enumerate(items) if it is realize or tree.is_ancestor(it, realize))
-
-
-def _needs_copy_in(tree, realize, buffer) -> bool:
-    """The cache must start as a copy of the buffer when the block reads values it
-    has not written (it reads its output without an init), or when a predicate may
-    skip part of the region copied back."""
-    block = realize.block
-    nested = tree.blocks_under(block.body)
-    if not nested:
-        if buffer in buffers_of(realize)[0] and block.init is None:
-            return True
-    else:
-        for k, reader in enumerate(nested):
-            if buffer not in buffers_of(reader)[0] or tree.blocks_under(reader.block.body):
-                continue
-            if buffer in buffers_of(reader)[1] and reader.block.init is None:
-                return True
-            wanted = symbolic_region(tree, reader, buffer, writes=False)
-            if not any(
-                covers(symbolic_region(tree, w, buffer, writes=True), wanted)
-                for w in nested[:k]
-                if buffer in buffers_of(w)[1]
-            ):
-                return True
-    predicated = [realize, *nested]
-    return not all(_bounds_only(r) for r in predicated)
-
-
-def _bounds_only(realize) -> bool:
-    """Whether the block's predicate only cuts iterations outside its iterators'
-    domains (``T.where(i * 8 + j < 120)`` for a domain of 120, as split makes): then
-    every position of the region is still written."""
-    conds, stack = [], [realize.predicate]
-    while stack:
-        cond = stack.pop()
-        if isinstance(cond, E.And):
-            stack += [cond.a, cond.b]
-        else:
-            conds.append(cond)
-    bindings = list(zip(realize.block.iter_vars, realize.iter_values))
-    for cond in conds:
-        if isinstance(cond, E.IntImm) and cond.value:
-            continue
-        if not isinstance(cond, (E.LT, E.LE)):
-            return False
-        ok = False
-        for iv, value in bindings:
-            end = simplify(iv.dom.min + iv.dom.extent)
-            if cond.a is value or structural_equal(cond.a, value):  # value < c
-                limit = cond.b if isinstance(cond, E.LT) else simplify(cond.b + 1)
-                ok = ok or at_least_zero(simplify(limit - end))
-            elif cond.b is value or structural_equal(cond.b, value):  # c <= value
-                first = cond.a if isinstance(cond, E.LE) else simplify(cond.a + 1)
-                ok = ok or at_least_zero(simplify(iv.dom.min - first))
-        if not ok:
-            return False
-    return True
-
-
-def _union_region(a, b):
-    out = []
-    for (alo, aext), (blo, bext) in zip(a, b):
-        lo = [const_value(x) for x in (alo, aext, blo, bext)]
-        if None in lo:  # a symbolic side is a whole dimension (see _touched_region)
-            whole = (alo, aext) if None in lo[:2] else (blo, bext)
-            out.append(whole)
-            continue
-        low = min(lo[0], lo[2])
-        high = max(lo[0] + lo[1], lo[2] + lo[3])
-        out.append((E.IntImm(alo.dtype, low), E.IntImm(aext.dtype, high - low)))
-    return out
 
 
 def _accessed_outside_blocks(stmt, buffer) -> bool:
