@@ -340,7 +340,8 @@ def test_root_block_prints_explicitly_when_not_implicit():
     a = Var("a", "handle")
     text = script(PrimFunc([a], root, buffer_map={a: A}, attrs={"global_symbol": "f"}))
     assert 'with T.block("root"):' in text
-    assert "T.reads()" in text and "T.writes(A[0:4])" in text
+    # the root's regions print as they are (TVM's parser infers none for a root)
+    assert "T.reads()" in text and "T.writes()" in text
 
 
 def test_unprintable_object_is_a_clear_error():

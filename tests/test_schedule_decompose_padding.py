@@ -8,7 +8,9 @@ import pytest
 
 import tilelang
 from tilelang.errors import ScheduleError
+from tilelang.ir import expr as E
 from tilelang.ir import structural_equal
+from tilelang.schedule.state import Tree
 
 PAD2D = """
 @T.prim_func
@@ -111,3 +113,30 @@ def other(z: T.Buffer((4,), "float32")):
     assert not sch.can_decompose_padding("pad", k)
     with pytest.raises(ScheduleError, match="loop k is not above the block"):
         sch.decompose_padding("pad", k)
+
+
+def test_in_bound_predicate_is_one_left_nested_conjunction():
+    """A block with a predicate of two conjuncts (two splits' T.where): the copy
+    block's predicate is the bounds and then the block's own conjuncts, as one
+    ``a and b and c ...`` (TVM's form), not ``(bounds) and (block's)``."""
+    sch = tilelang.Schedule(tilelang.parse(PAD2D))
+    i, j = sch.get_loops("pad")
+    sch.split(i, factors=[3, 4])  # 12 > 10: T.where(i_0 * 4 + i_1 < 10)
+    sch.split(j, factors=[2, 5])  # 10 > 9: and j_0 * 5 + j_1 < 9
+    sch.decompose_padding("pad", sch.get_loops("pad")[0])
+    realize = Tree(sch.mod["main"]).realizes["pad"][0]
+    atoms, node = [], realize.predicate
+    while isinstance(node, E.And):
+        assert not isinstance(node.b, E.And)  # nested only on the left
+        atoms.append(node.b)
+        node = node.a
+    atoms.append(node)
+    assert [str(a) for a in reversed(atoms)] == [
+        "2 <= i_0 * 4 + i_1",
+        "i_0 * 4 + i_1 < 8",
+        "1 <= j_0 * 5 + j_1",
+        "j_0 * 5 + j_1 < 6",
+        "i_0 * 4 + i_1 < 10",
+        "j_0 * 5 + j_1 < 9",
+    ]
+    np.testing.assert_array_equal(run(sch.mod, "python"), run(tilelang.parse(PAD2D), "python"))

@@ -31,12 +31,23 @@ class LinearForm:
         if isinstance(atom, E.Var):
             return ("v", id(atom))
         h = structural_hash(atom)
+        key = self._find(h, atom)
+        if key is None and isinstance(atom, E.Mul):
+            # a product of two non-constant terms is the same atom either way round
+            # (``(M + 63) // 64 * ((N + 15) // 16)`` cancels its mirror image)
+            swapped = E.Mul(atom.b, atom.a)
+            key = self._find(structural_hash(swapped), swapped)
+        if key is not None:
+            return key
         bucket = self._buckets.setdefault(h, [])
-        for index, known in enumerate(bucket):
-            if same_expr(known, atom):
-                return ("s", h, index)
         bucket.append(atom)
         return ("s", h, len(bucket) - 1)
+
+    def _find(self, h, atom):
+        for index, known in enumerate(self._buckets.get(h, ())):
+            if same_expr(known, atom):
+                return ("s", h, index)
+        return None
 
     def add_atom(self, atom: E.PrimExpr, coeff: int) -> None:
         if coeff == 0:

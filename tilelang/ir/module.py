@@ -37,6 +37,17 @@ class FunctionName(str):
     def name_hint(self) -> str:
         return str(self)
 
+    def __eq__(self, other):
+        # a GlobalVar (anything with a string name_hint) names the same function
+        if not isinstance(other, str) and isinstance(getattr(other, "name_hint", None), str):
+            return str(self) == other.name_hint
+        return str.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = str.__hash__
+
 
 def _name_of(key) -> str:
     """The function name of ``key``: a string or anything with ``name_hint`` (a GlobalVar)."""

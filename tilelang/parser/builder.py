@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 
+import attrs
 from lark import Tree
 
 from tilelang.ir import (
@@ -79,6 +80,8 @@ class FunctionBuilder(StmtBuilderMixin):
         self.loop_doms: dict = {}
         self.closed_block_vars: dict[str, str] = {}
         self.block_count = 0
+        self.block_depth = 0  # blocks being built around the current statement
+        self.inferred_outer = {}  # id(outermost block) -> which regions were inferred
         self.last_tree = self.function_tree = None
         self._lines = None
         self.ret_type = None  # the result dtype of the function being built
@@ -243,11 +246,26 @@ class FunctionBuilder(StmtBuilderMixin):
         already_root = (
             isinstance(body, BlockRealize) and not body.block.iter_vars and not frame.root_allocs
         )
-        if already_root or not (self.block_count or frame.root_allocs):
+        if already_root:
+            return self._without_inferred_regions(body)
+        if not (self.block_count or frame.root_allocs):
             return body
         # the implicit root block is located at the function it stands for
         block = Block((), (), (), "root", body, None, tuple(frame.root_allocs), span=span)
         return BlockRealize((), const(True), block, span=span)
+
+    def _without_inferred_regions(self, root):
+        """A block written as the function's root keeps only the regions it states:
+        TVM's parser infers none for the root (ScriptComplete)."""
+        reads, writes = self.inferred_outer.get(id(root.block), (False, False))
+        if not (reads or writes):
+            return root
+        block = attrs.evolve(
+            root.block,
+            reads=() if reads else root.block.reads,
+            writes=() if writes else root.block.writes,
+        )
+        return attrs.evolve(root, block=block)
 
 
 def _later_definition(text: str, name: str, line: int) -> int | None:

@@ -35,7 +35,7 @@ from tilelang.ir.dtype import DataType, is_valid_dtype
 from tilelang.parser import operators
 from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
-from tilelang.parser.simplify import extent_of
+from tilelang.parser.simplify import extent_of, region_extent
 
 
 class Namespace:
@@ -353,7 +353,7 @@ class ExprBuilder:
                         if child.children[2] is not None:
                             raise self.ctx.error(child, "a region slice has no step")
                         lo, hi = self.slice_bounds(child, base, axis)
-                        ranges.append(Range(lo, extent_of(lo, hi)))
+                        ranges.append(Range(lo, region_extent(lo, hi)))
                     else:
                         index = self.index(child)
                         ranges.append(Range(index, const(1, index.dtype)))

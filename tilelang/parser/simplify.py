@@ -27,3 +27,12 @@ def extent_of(lo, hi) -> PrimExpr:
 
 def is_int_imm(x, value: int) -> bool:
     return isinstance(x, IntImm) and x.value == value
+
+
+def region_extent(lo, hi) -> PrimExpr:
+    """The extent of the region slice ``lo:hi``: ``hi - lo`` simplified, as TVM's
+    ``Buffer.__getitem__`` writes it (``A[vi - 1:vi + 2]`` has extent 3)."""
+    from tilelang.arith import simplify
+
+    extent = extent_of(lo, hi)
+    return extent if const_int_value(extent) is not None else simplify(extent)

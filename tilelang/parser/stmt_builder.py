@@ -293,8 +293,13 @@ class StmtBuilderMixin(AssignBuilderMixin):
     def build_block(self, spec: S.BlockSpec, tree, suite):
         frame = BlockFrame(spec.name, tree)
         self.block_count += 1
-        with self.scopes.frame():
-            body = self.build_body(statements_of(suite), frame)
+        outermost = self.block_depth == 0
+        self.block_depth += 1
+        try:
+            with self.scopes.frame():
+                body = self.build_body(statements_of(suite), frame)
+        finally:
+            self.block_depth -= 1
         for iter_var in frame.iter_vars:
             self.closed_block_vars[iter_var.var.name] = spec.name
         span = self.stmt_span(tree)
@@ -321,6 +326,8 @@ class StmtBuilderMixin(AssignBuilderMixin):
                 reads=frame.reads if frame.reads is not None else locate.all(reads),
                 writes=frame.writes if frame.writes is not None else locate.all(writes),
             )
+            if outermost:  # dropped again if it turns out to be the function's root
+                self.inferred_outer[id(block)] = (frame.reads is None, frame.writes is None)
         predicate = frame.predicate if frame.predicate is not None else const(True)
         return BlockRealize(frame.iter_values, predicate, block, span=span)
 

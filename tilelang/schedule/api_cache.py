@@ -1,9 +1,10 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` that change where a buffer
-lives: cache_read, cache_write, set_scope. The rewrites are in :mod:`.cache`."""
+lives: cache_read, cache_write, set_scope. The rewrites are in :mod:`.cache` and :mod:`.set_scope`."""
 
 from __future__ import annotations
 
 from tilelang.schedule import cache
+from tilelang.schedule.set_scope import set_scope as _set_scope
 from tilelang.schedule.state import BlockRV
 
 
@@ -12,19 +13,23 @@ class CachePrimitives:
     :class:`~tilelang.schedule.Schedule`, which provides the handle resolution and
     ``_apply``)."""
 
-    def cache_read(self, block, read_buffer_index: int | str, storage_scope: str) -> BlockRV:
+    def cache_read(
+        self, block, read_buffer_index: int | str, storage_scope: str, consumer_blocks=None
+    ) -> BlockRV:
         """Reads buffer ``reads[read_buffer_index]`` of ``block`` through a copy in
         ``storage_scope``.
 
-        A new block ``<buffer>_<scope>`` copies the whole buffer into the cache after its
-        writer (a block or a plain loop); every block reading the buffer after the copy
-        reads the cache, nested blocks of a blockized reader included. Move the copy
-        with :meth:`compute_at`. Inside a block that is not the root (a blockized
-        block), the cache is allocated there with the shape of the region its one
-        writer produces in it, or of the block's declared read region for an input,
-        and read at indices rebased by the region's start, as TVM does; the whole
+        A new block ``<buffer>_<scope>`` copies the buffer into the cache, as TVM places
+        it: in the innermost statement sequence holding the buffer's one writer and
+        the first consumer after it, right before that consumer (inside a loop the two
+        share, copying the writer's region for the current iteration), or first in
+        the scope for an input (after a plain loop that stores to it). The consumers
+        (``consumer_blocks``, or every block reading the buffer), nested blocks
+        included, read the cache; so do their ``match_buffer`` sources and
+        ``access_ptr`` uses. A copy at the scope block (not in a loop) makes a cache
+        of the copied region's shape, read at indices shifted by its start; the whole
         buffer is cached when a read may leave that region or it may pass the
-        buffer's end.
+        buffer's end. Move the copy with :meth:`compute_at`.
 
         Parameters
         ----------
@@ -36,6 +41,9 @@ class CachePrimitives:
             The scope of the cache, e.g. ``"shared"``, ``"local"`` or ``"global.A_reg"``:
             one of TVM's ranks (global, shared, warp, local, wmma, metal, texture) with
             an optional ``.tag``.
+        consumer_blocks : list of BlockRV or str, optional
+            The blocks that read the cache (the others keep reading the buffer); by
+            default every block reading it.
 
         Returns
         -------
@@ -45,9 +53,8 @@ class CachePrimitives:
         Raises
         ------
         ScheduleError
-            When the index is out of range, the scope is not a valid scope, the block
-            also writes the buffer, the buffer has several producer blocks, or it is
-            written after the block.
+            When the index is out of range, the scope is not a valid scope, the buffer
+            has several producer blocks, or a plain loop stores to it after the block.
 
         Example
         -------
@@ -87,22 +94,26 @@ class CachePrimitives:
                         T.writes(B[vi])
                         B[vi] = A_shared[vi] * T.float32(2)
         """
-        return self._cache("cache_read", block, read_buffer_index, storage_scope)
+        return self._cache("cache_read", block, read_buffer_index, storage_scope, consumer_blocks)
 
-    def cache_write(self, block, write_buffer_index: int | str, storage_scope: str) -> BlockRV:
+    def cache_write(
+        self, block, write_buffer_index: int | str, storage_scope: str, consumer_blocks=None
+    ) -> BlockRV:
         """Writes buffer ``writes[write_buffer_index]`` of ``block`` through a cache in
         ``storage_scope``.
 
         The block writes a new buffer ``<buffer>_<scope>``, and a new block of the same
-        name copies it into the original buffer right after the block's loop nest,
-        over the region the block writes (constant bounds; the whole dimension
-        otherwise). When the block reads the buffer before writing it (no
-        ``T.init``), or a predicate may skip part of that region, a block
-        ``<buffer>_<scope>_in`` first copies the region into the cache, so the
-        result is unchanged. Move the copy with :meth:`reverse_compute_at`. Inside
-        a block that is not the root, the cache has the shape of the region the block
-        writes there, accessed at rebased indices (TVM's form), unless that region
-        may pass the buffer's end or the buffer is also used opaquely.
+        name copies it into the original buffer, placed as cache_read places its copy:
+        before the first block that reads the buffer (not one of ``consumer_blocks``,
+        which read the cache instead), possibly inside a loop the two share, else at
+        the end of the scope. It copies the region the block writes (under its nested
+        blocks' ``T.where``) over the loops below that place. When the block reads
+        the buffer before writing it (no ``T.init``), or a predicate may skip part of
+        that region, a block ``<buffer>_<scope>_in`` first copies the region into the
+        cache, so the result is unchanged. A copy at the scope block makes a cache of
+        the region's shape, accessed at shifted indices (TVM's form), unless that
+        region may pass the buffer's end. Move the copy with
+        :meth:`reverse_compute_at`.
 
         Parameters
         ----------
@@ -112,6 +123,9 @@ class CachePrimitives:
             The position of the buffer in the block's ``T.writes``, or its name.
         storage_scope : str
             The scope of the cache, e.g. ``"local"`` or ``"shared"`` (as cache_read).
+        consumer_blocks : list of BlockRV or str, optional
+            Blocks that read the cache instead of the buffer (the copy goes before
+            the other readers only).
 
         Returns
         -------
@@ -122,8 +136,8 @@ class CachePrimitives:
         ------
         ScheduleError
             When the index is out of range, the scope is not a valid scope, another
-            block of the scope writes the buffer, a block reads it inside the same
-            loop nest, or a plain (block-less) statement of that nest accesses it.
+            block of the scope writes the buffer, or a plain (block-less) statement of
+            its loop nest accesses it.
 
         Example
         -------
@@ -163,13 +177,19 @@ class CachePrimitives:
                         T.writes(B[v0])
                         B[v0] = B_local[v0]
         """
-        return self._cache("cache_write", block, write_buffer_index, storage_scope)
+        return self._cache("cache_write", block, write_buffer_index, storage_scope, consumer_blocks)
 
-    def _cache(self, primitive, block, index, scope):
+    def _cache(self, primitive, block, index, scope, consumer_blocks=None):
         block, func_name, name = self._block_target(block, primitive)
-        func, new_name = getattr(cache, primitive)(self._mod[func_name], name, index, scope)
+        consumers = [
+            self._block_target(c, primitive) for c in (consumer_blocks or [])
+        ]  # (handle, function, name) each
+        names = [c[2] for c in consumers]
+        func, new_name = getattr(cache, primitive)(self._mod[func_name], name, index, scope, names)
         key = "read_buffer_index" if primitive == "cache_read" else "write_buffer_index"
         args = [("block", block), (key, index), ("storage_scope", scope)]
+        if consumers:
+            args.append(("consumer_blocks", [c[0] for c in consumers]))
         (rv,) = self._apply(primitive, args, func_name, func, blocks=[new_name])
         return rv
 
@@ -242,6 +262,6 @@ class CachePrimitives:
                         C[vi] = B[vi] + T.float32(1)
         """
         block, func_name, name = self._block_target(block, "set_scope")
-        func = cache.set_scope(self._mod[func_name], name, buffer_index, storage_scope)
+        func = _set_scope(self._mod[func_name], name, buffer_index, storage_scope)
         args = [("block", block), ("buffer_index", buffer_index), ("storage_scope", storage_scope)]
         self._apply("set_scope", args, func_name, func)

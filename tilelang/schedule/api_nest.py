@@ -152,27 +152,30 @@ class NestPrimitives:
             @T.prim_func
             def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
                 T.func_attr({"global_symbol": "main"})
-                with T.block("B_i_common"):
-                    T.reads(A[0:8])
-                    T.writes(B[0:8])
-                    with T.block("B_i0_partition"):
-                        T.reads(A[0:3])
-                        T.writes(B[0:3])
-                        for i0 in range(3):
-                            with T.block("B_i0"):
-                                vi = T.axis.remap("S", [i0])
-                                T.reads(A[0:3])
-                                T.writes(B[0:3])
-                                B[vi] = A[vi] * T.float32(2)
-                    with T.block("B_i1_partition"):
-                        T.reads(A[3:8])
-                        T.writes(B[3:8])
-                        for i1 in range(3, 8):
-                            with T.block("B_i1"):
-                                vi = T.axis.spatial((3, 8), i1)
-                                T.reads(A[3:8])
-                                T.writes(B[3:8])
-                                B[vi] = A[vi] * T.float32(2)
+                with T.block("root"):
+                    T.reads()
+                    T.writes()
+                    with T.block("B_i_common"):
+                        T.reads(A[0:8])
+                        T.writes(B[0:8])
+                        with T.block("B_i0_partition"):
+                            T.reads(A[0:3])
+                            T.writes(B[0:3])
+                            for i0 in range(3):
+                                with T.block("B_i0"):
+                                    vi = T.axis.remap("S", [i0])
+                                    T.reads(A[0:3])
+                                    T.writes(B[0:3])
+                                    B[vi] = A[vi] * T.float32(2)
+                        with T.block("B_i1_partition"):
+                            T.reads(A[3:8])
+                            T.writes(B[3:8])
+                            for i1 in range(3, 8):
+                                with T.block("B_i1"):
+                                    vi = T.axis.spatial((3, 8), i1)
+                                    T.reads(A[3:8])
+                                    T.writes(B[3:8])
+                                    B[vi] = A[vi] * T.float32(2)
         """
         func_name, var = self._loop(loop, "loop_partition")
         factors = [self._value(f) for f in factors]

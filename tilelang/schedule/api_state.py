@@ -8,6 +8,7 @@ from __future__ import annotations
 from tilelang.errors import ScheduleError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.module import FunctionName
 from tilelang.schedule import block_placement, inline, navigation
 from tilelang.schedule.common import find_block
 from tilelang.schedule.state import BlockRV, LoopRV, Tree
@@ -64,8 +65,11 @@ class StatePrimitives:
 
     @property
     def func_working_on(self) -> str | None:
-        """The function that lookups without ``func_name`` use (set by :meth:`work_on`)."""
-        return self._func_working_on
+        """The function that lookups without ``func_name`` use (set by :meth:`work_on`):
+        its name, which also compares equal to the module's GlobalVar for it."""
+        if self._func_working_on is None:
+            return None
+        return FunctionName(self._func_working_on)
 
     def work_on(self, func_name: str) -> None:
         """Makes ``func_name`` the function that lookups without ``func_name`` use."""

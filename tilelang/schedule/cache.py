@@ -1,29 +1,32 @@
-"""Cache stages and storage scopes: cache_read, cache_write, set_scope."""
+"""Cache stages: cache_read and cache_write (set_scope is in :mod:`.set_scope`)."""
 
 from __future__ import annotations
 
 import attrs
 
-from tilelang.analysis import get_block_access_region, get_block_read_write_region
-from tilelang.arith import const_value, eval_interval, simplify
+from tilelang.analysis import get_block_read_write_region
+from tilelang.arith import const_value
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Range, decl_buffer
-from tilelang.ir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit, substitute
-from tilelang.ir.structural import structural_equal
+from tilelang.ir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit
+from tilelang.schedule.cache_copy_in import needs_copy_in, union_region
 from tilelang.schedule.cache_region import (
-    Rebase,
-    at_least_zero,
+    checked_region,
     compact_copy_nest,
-    compact_region,
-    covers,
-    declared_bounds,
-    symbolic_region,
+)
+from tilelang.schedule.cache_rewrite import CacheReadRewriter, CacheWriteRewriter
+from tilelang.schedule.cache_stage import (
+    body_items,
+    declared,
+    detect_location,
+    nested_predicate,
+    relax_region,
 )
 from tilelang.schedule.common import block_subject, find_block, fresh_name
 from tilelang.schedule.errors import schedule_error
-from tilelang.schedule.inline import _with_regions, allocated_in
-from tilelang.schedule.regions import buffers_of, siblings
+from tilelang.schedule.inline import _with_regions
+from tilelang.schedule.regions import buffers_of
 from tilelang.schedule.state import Tree, rewrite
 
 
@@ -126,36 +129,6 @@ def _copy_nest(name, src, dst, region=None):
     return stmt
 
 
-def _touched_region(tree, realize, buffer, writes):
-    """Per dimension ``(min, extent)`` of ``buffer`` that ``realize`` writes (or reads)
-    over its whole loop nest in its scope, within the buffer; a dimension that
-    cannot be bounded to constants is the whole dimension."""
-    reads_, writes_ = get_block_access_region(realize.block)
-    bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
-    dom = {lp.loop_var: Range(lp.min, lp.extent) for lp in tree.loops_above(realize)}
-    regions = [r for r in (writes_ if writes else reads_) if r.buffer is buffer]
-    out = []
-    for d, extent in enumerate(buffer.shape):
-        lo_all = hi_all = None
-        for region in regions:
-            rng = region.region[d]
-            lo = eval_interval(substitute(rng.min, bindings), dom)[0]
-            hi = eval_interval(substitute(simplify(rng.min + rng.extent - 1), bindings), dom)[1]
-            lo, hi = const_value(lo), const_value(hi)
-            if lo is None or hi is None:
-                lo_all = hi_all = None
-                break
-            lo_all = lo if lo_all is None else min(lo_all, lo)
-            hi_all = hi if hi_all is None else max(hi_all, hi)
-        size = const_value(extent)
-        if lo_all is None or size is None:
-            out.append((E.IntImm(extent.dtype, 0), extent))
-            continue
-        lo_all, hi_all = max(lo_all, 0), min(hi_all, size - 1)
-        out.append((E.IntImm(extent.dtype, lo_all), E.IntImm(extent.dtype, hi_all - lo_all + 1)))
-    return out
-
-
 def _writes_in(tree, item, buffer) -> bool:
     """Whether statement ``item`` writes ``buffer``: in a block's write region or by a
     plain store under loops outside any block."""
@@ -169,45 +142,49 @@ def _writes_in(tree, item, buffer) -> bool:
     return bool(found) or any(buffer in buffers_of(r)[1] for r in tree.blocks_under(item))
 
 
-def _reads_in(tree, item, buffer) -> bool:
-    """Whether statement ``item`` reads ``buffer`` (a load anywhere, or a read region)."""
-    found = []
-
-    def visit(node):
-        if isinstance(node, E.BufferLoad) and node.buffer is buffer:
-            found.append(node)
-
-    post_order_visit(item, visit)
-    return bool(found) or any(buffer in buffers_of(r)[0] for r in tree.blocks_under(item))
-
-
-def _scope_items(tree, realize):
-    """The scope block's realize and the top-level statements of its body."""
-    scope = tree.scope_realize(realize)
-    body = tree.func.body if scope is None else scope.block.body
-    return scope, list(body.seq) if isinstance(body, S.SeqStmt) else [body]
-
-
 def _top_index(tree, items, node):
     return next(i for i, it in enumerate(items) if it is node or tree.is_ancestor(it, node))
 
 
-def _commit(func, tree, scope, items, new_buffer, extra_mapping):
-    """Writes the new top-level statements and allocates ``new_buffer`` in the scope."""
-    func = rewrite(func, extra_mapping)
-    tree = Tree(func)
-    if scope is None:  # no root block yet: make one to hold the allocation
-        body = S.seq_stmt(*items)
-        root = S.Block((), (), (), "root", body, alloc_buffers=(new_buffer,))
-        return func.with_body(S.BlockRealize((), E.IntImm("bool", 1), root))
-    scope = tree.realizes[scope.block.name_hint][0]
-    block = attrs.evolve(
-        scope.block, body=S.seq_stmt(*items), alloc_buffers=(*scope.block.alloc_buffers, new_buffer)
-    )
-    return rewrite(func, {id(scope.block): block})
+def _with_root(func):
+    """``func`` with its body in a root block (a cache is allocated there)."""
+    if isinstance(func.body, S.BlockRealize) and not func.body.iter_values:
+        return func
+    root = S.Block((), (), (), "root", func.body)
+    return func.with_body(S.BlockRealize((), E.IntImm("bool", 1), root))
 
 
-def cache_read(func, name, index, scope):
+def _consumer_ids(tree, primitive, names) -> frozenset:
+    """The blocks named by ``names`` and the blocks nested in them."""
+    out = set()
+    for name in names:
+        realize = find_block(tree, name, primitive)
+        out.update(id(r.block) for r in tree.blocks_under(realize))
+    return frozenset(out)
+
+
+def _writers(tree, scope_realize, buffer) -> list:
+    """The blocks of the scope whose ``T.writes`` name ``buffer``."""
+    return [
+        r
+        for r in tree.order
+        if r is not scope_realize
+        and tree.scope_realize(r) is scope_realize
+        and declared(r.block, buffer, True)
+    ]
+
+
+def _raw_consumers(tree, scope_realize, writer, buffer) -> set:
+    """Ids of the blocks of the scope after ``writer`` that read ``buffer``."""
+    after = tree.order[tree.order.index(writer) + 1 :]
+    return {
+        id(r.block)
+        for r in after
+        if tree.scope_realize(r) is scope_realize and declared(r.block, buffer, False)
+    }
+
+
+def cache_read(func, name, index, scope, consumers=()):
     """Reads buffer ``reads[index]`` of block ``name`` through a copy in ``scope``.
 
     Before / after ``cache_read(C, 0, "shared")``::
@@ -221,65 +198,95 @@ def cache_read(func, name, index, scope):
                                                      with T.block("C"):
                                                          B[vi] = A_shared[vi] + A_shared[vi + 1]
 
-    Every block reading the buffer after the copy reads the cache. Returns
-    ``(new_func, cache_block_name)``.
+    The blocks named in ``consumers`` (every block, when empty) read the cache; the
+    copy goes where :func:`~tilelang.schedule.cache_stage.detect_location` puts it.
+    Returns ``(new_func, cache_block_name)``.
     """
+    func = _with_root(func)
     tree = Tree(func)
     realize = find_block(tree, name, "cache_read")
     subject = block_subject(realize)
     _check_scope("cache_read", subject, scope)
     buffer = _pick("cache_read", realize, index, _regions(realize.block)[0], "read")
-    scope_realize, items = _scope_items(tree, realize)
-    readers = [r for r in [realize, *siblings(tree, realize)] if buffer in buffers_of(r)[0]]
-    if buffer in buffers_of(realize)[1]:
-        raise schedule_error("cache_read", subject, f"the block also writes {buffer.name}", realize)
-    writer_blocks = [r for r in siblings(tree, realize) if buffer in buffers_of(r)[1]]
-    if len(writer_blocks) > 1:
-        names = ", ".join(repr(r.block.name_hint) for r in writer_blocks)
+    scope_realize = tree.scope_realize(realize)
+    scope_block = scope_realize.block
+    consumer_ids = _consumer_ids(tree, "cache_read", consumers)
+    writers = _writers(tree, scope_realize, buffer)
+    if len(writers) > 1:
+        names = ", ".join(repr(r.block.name_hint) for r in writers)
         raise schedule_error(
             "cache_read", subject, f"{buffer.name} has several producers ({names})", realize
         )
-    # Writers are blocks or plain loops storing to the buffer.
-    writer_items = [i for i, it in enumerate(items) if _writes_in(tree, it, buffer)]
-    position = max(writer_items) + 1 if writer_items else 0
-    if _top_index(tree, items, realize) < position:
-        raise schedule_error("cache_read", subject, f"{buffer.name} is written after the block")
-    new_name = fresh_name(_taken(tree), f"{buffer.name}_{scope.replace('.', '_')}")
-    rewired = [
+    if writers:
+        writer = writers[0]
+        related = set(consumer_ids) or _raw_consumers(tree, scope_realize, writer, buffer)
+        loc, pos = detect_location(scope_block, writer.block, related)
+        (produced,) = declared(writer.block, buffer, True)[:1]
+        region = relax_region(tree, writer, produced, loc)
+    else:
+        loc, pos = scope_block, _after_plain_writers(tree, scope_block, realize, buffer)
+        region = _input_region(tree, realize, scope_block, buffer)
+    readers = [
         r
-        for r in readers
-        if _top_index(tree, items, r) >= position and buffer not in buffers_of(r)[1]
+        for r in tree.order
+        if tree.scope_realize(r) is scope_realize
+        and (id(r.block) in consumer_ids if consumer_ids else not declared(r.block, buffer, True))
     ]
-    # Inside a non-root block the cache holds only the region the block produces
-    # (its one writer's) or declares it reads (an input of the block), as in TVM.
-    if writer_items:
-        single = len(writer_blocks) == 1 and len(writer_items) == 1
-        single = single and tree.is_ancestor(items[writer_items[0]], writer_blocks[0])
-        bounds = symbolic_region(tree, writer_blocks[0], buffer, True) if single else None
-    else:
-        bounds = declared_bounds(scope_realize.block, buffer) if scope_realize else None
-    users = [symbolic_region(tree, r, buffer, False) for r in rewired]
-    region = compact_region(tree, scope_realize, buffer, bounds, users)
-    shape = buffer.shape if region is None else tuple(ext for _, ext in region)
+    compact = isinstance(loc, S.Block)
+    if compact:  # a cache of the region's shape must hold every read of it
+        region = checked_region(tree, scope_realize, buffer, region, _uses(tree, readers, buffer))
+    new_name = fresh_name(_taken(tree), f"{buffer.name}_{scope.replace('.', '_')}")
+    shape = tuple(ext for _, ext in region) if compact else buffer.shape
     cached = decl_buffer(shape, buffer.dtype, new_name, scope=scope)
-    mapping = {}
-    for reader in rewired:
-        if region is None:
-            new_block = swap_buffer(reader.block, buffer, cached, loads_only=True)
-        else:
-            lows = [lo for lo, _ in region]
-            new_block = Rebase(buffer, cached, lows, stores=False).visit(reader.block)
-        mapping[id(reader.block)] = _with_regions(new_block)
-    new_items = [_rewritten(it, mapping) for it in items]
-    if region is None:
-        new_items.insert(position, _copy_nest(new_name, buffer, cached))
+    if compact:
+        stage = compact_copy_nest(new_name, buffer, cached, region, True)
     else:
-        new_items.insert(position, compact_copy_nest(new_name, buffer, cached, region, True))
-    return _commit(func, tree, scope_realize, new_items, cached, {}), new_name
+        stage = _copy_nest(new_name, buffer, cached, region)
+    lows = [lo for lo, _ in region] if compact else None
+    rewriter = CacheReadRewriter(
+        buffer, cached, lows, loc, [(pos, stage)], scope_block, consumers=consumer_ids
+    )
+    new_scope = rewriter.visit(scope_block)
+    return rewrite(func, {id(scope_block): new_scope}), new_name
 
 
-def _rewritten(stmt, mapping):
-    return rewrite_stmt(stmt, mapping)
+def _uses(tree, readers, buffer) -> list:
+    """The regions of ``buffer`` the ``readers`` read over their loops, each under its
+    nested blocks' ``T.where``."""
+    return [
+        relax_region(tree, r, use, None, nested_predicate(r.block, buffer, False))
+        for r in readers
+        for use in declared(r.block, buffer, False)
+    ]
+
+
+def _after_plain_writers(tree, scope_block, realize, buffer) -> int:
+    """Where the copy of a buffer no block writes goes: first in the scope, or after
+    the last statement storing to it outside any block (a plain loop, which TVM does
+    not see); a ScheduleError when that comes after the reading block."""
+    items = body_items(scope_block.body)
+    stores = [i for i, it in enumerate(items) if _writes_in(tree, it, buffer)]
+    if not stores:
+        return 0
+    if _top_index(tree, items, realize) <= max(stores):
+        raise schedule_error(
+            "cache_read", block_subject(realize), f"{buffer.name} is written after the block"
+        )
+    return max(stores) + 1
+
+
+def _input_region(tree, realize, scope_block, buffer):
+    """What a cache of an input of the scope holds: the block's read region where a
+    nested ``T.where`` limits the read, else the scope's declared read region, else
+    the whole buffer."""
+    reads = declared(realize.block, buffer, False)
+    cond = nested_predicate(realize.block, buffer, False) if reads else None
+    if cond is not None and tree.scope_realize(realize) is not None:
+        return relax_region(tree, realize, reads[0], None, cond)
+    outer = declared(scope_block, buffer, False)
+    if outer:
+        return [(r.min, r.extent) for r in outer[0].region]
+    return [(E.IntImm(ext.dtype, 0), ext) for ext in buffer.shape]
 
 
 def rewrite_stmt(stmt, mapping):
@@ -297,7 +304,7 @@ def _taken(tree) -> set:
     return names
 
 
-def cache_write(func, name, index, scope):
+def cache_write(func, name, index, scope, consumers=()):
     """Makes block ``name`` write ``writes[index]`` into a buffer in ``scope``, copied
     back by a new block right after it.
 
@@ -311,145 +318,75 @@ def cache_write(func, name, index, scope):
                                                      with T.block("C_local"):
                                                          C[v0, v1] = C_local[v0, v1]
 
-    Returns ``(new_func, cache_block_name)``.
+    The copy back goes before the first block reading the buffer (as cache_read's
+    copy, :mod:`.cache_stage`); the blocks named in ``consumers`` read the cache
+    instead. Returns ``(new_func, cache_block_name)``.
     """
+    func = _with_root(func)
     tree = Tree(func)
     realize = find_block(tree, name, "cache_write")
     subject = block_subject(realize)
     _check_scope("cache_write", subject, scope)
     buffer = _pick("cache_write", realize, index, _regions(realize.block)[1], "write")
-    for other in siblings(tree, realize):
-        if buffer in buffers_of(other)[1]:
+    scope_realize = tree.scope_realize(realize)
+    scope_block = scope_realize.block
+    for other in _writers(tree, scope_realize, buffer):
+        if other is not realize:
             raise schedule_error(
                 "cache_write", subject, f"block {other.block.name_hint!r} also writes {buffer.name}"
             )
-    scope_realize, items = _scope_items(tree, realize)
-    position = _top_index(tree, items, realize)
-    if _accessed_outside_blocks(items[position], buffer):
+    top = realize
+    while tree.parent_of(top) is not scope_block and tree.parent_of(top) is not None:
+        top = tree.parent_of(top)
+    if _accessed_outside_blocks(top, buffer):
         raise schedule_error(
             "cache_write", subject, f"a plain loop in its loop nest also accesses {buffer.name}"
         )
-    for r in tree.blocks_under(items[position]):
-        if (
-            r is not realize
-            and buffer in buffers_of(r)[0]
-            and tree.scope_realize(r) is scope_realize
-        ):
-            raise schedule_error(
-                "cache_write",
-                subject,
-                f"block {r.block.name_hint!r} reads {buffer.name} inside the same loop nest",
-            )
+    consumer_ids = _consumer_ids(tree, "cache_write", consumers)
+    related = _raw_consumers(tree, scope_realize, realize, buffer) - consumer_ids
+    loc, pos = detect_location(scope_block, realize.block, related)
+    (written,) = declared(realize.block, buffer, True)[:1]
+    region = relax_region(
+        tree, realize, written, loc, nested_predicate(realize.block, buffer, True)
+    )
+    copy_in = needs_copy_in(tree, realize, buffer)
+    if copy_in and declared(realize.block, buffer, False):
+        (read,) = declared(realize.block, buffer, False)[:1]
+        region = union_region(region, relax_region(tree, realize, read, loc))
+    compact = isinstance(loc, S.Block)
+    if compact:  # a cache of the region's shape must hold every read of it
+        readers = [realize] + [r for r in tree.order if id(r.block) in consumer_ids]
+        uses = _uses(tree, readers, buffer)
+        checked = checked_region(tree, scope_realize, buffer, region, uses)
+        if checked is not region:  # the whole buffer: what is not written keeps its values
+            region, copy_in = checked, True
     new_name = fresh_name(_taken(tree), f"{buffer.name}_{scope.replace('.', '_')}")
-    compact = _compact_write(tree, scope_realize, realize, buffer, items, position, new_name, scope)
-    if compact is not None:
-        return _commit(func, tree, scope_realize, compact[0], compact[1], {}), new_name
-    cached = decl_buffer(buffer.shape, buffer.dtype, new_name, scope=scope)
-    new_block = _with_regions(swap_buffer(realize.block, buffer, cached))
-    new_items = [_rewritten(it, {id(realize.block): new_block}) for it in items]
-    region = _touched_region(tree, realize, buffer, writes=True)
-    # Back only what the block writes, so the rest of the buffer keeps its values.
-    new_items.insert(position + 1, _copy_nest(new_name, cached, buffer, region))
-    if _needs_copy_in(tree, realize, buffer):
-        read_region = _touched_region(tree, realize, buffer, writes=False)
-        union = _union_region(region, read_region)
-        new_items[position + 1] = _copy_nest(new_name, cached, buffer, union)
-        new_items.insert(position, _copy_nest(f"{new_name}_in", buffer, cached, union))
-    return _commit(func, tree, scope_realize, new_items, cached, {}), new_name
-
-
-def _compact_write(tree, scope_realize, realize, buffer, items, position, new_name, scope):
-    """cache_write inside a non-root block: a cache of the region the block writes
-    there, accesses rebased (TVM's form); None where the whole buffer is cached."""
-    bounds = symbolic_region(tree, realize, buffer, True)
-    reads = buffer in buffers_of(realize)[0]
-    users = [symbolic_region(tree, realize, buffer, False)] if reads else []
-    region = compact_region(tree, scope_realize, buffer, bounds, users)
-    if region is None:
-        return None
-    shape = tuple(ext for _, ext in region)
+    shape = tuple(ext for _, ext in region) if compact else buffer.shape
     cached = decl_buffer(shape, buffer.dtype, new_name, scope=scope)
-    rebase = Rebase(buffer, cached, [lo for lo, _ in region], stores=True)
-    new_block = _with_regions(rebase.visit(realize.block))
-    if rebase.opaque:
-        return None
-    new_items = [_rewritten(it, {id(realize.block): new_block}) for it in items]
-    new_items.insert(position + 1, compact_copy_nest(new_name, cached, buffer, region, False))
-    if _needs_copy_in(tree, realize, buffer):
-        copy_in = compact_copy_nest(f"{new_name}_in", buffer, cached, region, True)
-        new_items.insert(position, copy_in)
-    return new_items, cached
-
-
-def _needs_copy_in(tree, realize, buffer) -> bool:
-    """The cache must start as a copy of the buffer when the block reads values it
-    has not written (it reads its output without an init), or when a predicate may
-    skip part of the region copied back."""
-    block = realize.block
-    nested = tree.blocks_under(block.body)
-    if not nested:
-        if buffer in buffers_of(realize)[0] and block.init is None:
-            return True
+    if compact:
+        stage = compact_copy_nest(new_name, cached, buffer, region, False)
     else:
-        for k, reader in enumerate(nested):
-            if buffer not in buffers_of(reader)[0] or tree.blocks_under(reader.block.body):
-                continue
-            if buffer in buffers_of(reader)[1] and reader.block.init is None:
-                return True
-            wanted = symbolic_region(tree, reader, buffer, writes=False)
-            if not any(
-                covers(symbolic_region(tree, w, buffer, writes=True), wanted)
-                for w in nested[:k]
-                if buffer in buffers_of(w)[1]
-            ):
-                return True
-    predicated = [realize, *nested]
-    return not all(_bounds_only(r) for r in predicated)
-
-
-def _bounds_only(realize) -> bool:
-    """Whether the block's predicate only cuts iterations outside its iterators'
-    domains (``T.where(i * 8 + j < 120)`` for a domain of 120, as split makes): then
-    every position of the region is still written."""
-    conds, stack = [], [realize.predicate]
-    while stack:
-        cond = stack.pop()
-        if isinstance(cond, E.And):
-            stack += [cond.a, cond.b]
+        stage = _copy_nest(new_name, cached, buffer, region)
+    inserts = [(pos, stage)]
+    if copy_in:  # the cache starts as the buffer's values, right before the writer
+        if compact:
+            fill = compact_copy_nest(f"{new_name}_in", buffer, cached, region, True)
         else:
-            conds.append(cond)
-    bindings = list(zip(realize.block.iter_vars, realize.iter_values))
-    for cond in conds:
-        if isinstance(cond, E.IntImm) and cond.value:
-            continue
-        if not isinstance(cond, (E.LT, E.LE)):
-            return False
-        ok = False
-        for iv, value in bindings:
-            end = simplify(iv.dom.min + iv.dom.extent)
-            if cond.a is value or structural_equal(cond.a, value):  # value < c
-                limit = cond.b if isinstance(cond, E.LT) else simplify(cond.b + 1)
-                ok = ok or at_least_zero(simplify(limit - end))
-            elif cond.b is value or structural_equal(cond.b, value):  # c <= value
-                first = cond.a if isinstance(cond, E.LE) else simplify(cond.a + 1)
-                ok = ok or at_least_zero(simplify(iv.dom.min - first))
-        if not ok:
-            return False
-    return True
+            fill = _copy_nest(f"{new_name}_in", buffer, cached, region)
+        inserts.append((_position_of(tree, loc, realize), fill))
+    lows = [lo for lo, _ in region] if compact else None
+    rewriter = CacheWriteRewriter(
+        buffer, cached, lows, loc, inserts, scope_block, writer=realize.block,
+        consumers=consumer_ids,
+    )  # fmt: skip
+    new_scope = rewriter.visit(scope_block)
+    return rewrite(func, {id(scope_block): new_scope}), new_name
 
 
-def _union_region(a, b):
-    out = []
-    for (alo, aext), (blo, bext) in zip(a, b):
-        lo = [const_value(x) for x in (alo, aext, blo, bext)]
-        if None in lo:  # a symbolic side is a whole dimension (see _touched_region)
-            whole = (alo, aext) if None in lo[:2] else (blo, bext)
-            out.append(whole)
-            continue
-        low = min(lo[0], lo[2])
-        high = max(lo[0] + lo[1], lo[2] + lo[3])
-        out.append((E.IntImm(alo.dtype, low), E.IntImm(aext.dtype, high - low)))
-    return out
+def _position_of(tree, loc, realize) -> int:
+    """The index, in the body of ``loc``, of the statement holding ``realize``."""
+    items = body_items(loc.body)
+    return next(i for i, it in enumerate(items) if it is realize or tree.is_ancestor(it, realize))
 
 
 def _accessed_outside_blocks(stmt, buffer) -> bool:
@@ -472,22 +409,3 @@ def _accessed_outside_blocks(stmt, buffer) -> bool:
 
     _Walk().visit(stmt)
     return bool(found)
-
-
-def set_scope(func, name, index, scope):
-    """Changes the storage scope of buffer ``writes[index]`` of block ``name``.
-
-    Before / after ``set_scope(B, 0, "shared")``::
-
-        B = T.alloc_buffer((128,))               B = T.alloc_buffer((128,), scope="shared")
-    """
-    tree = Tree(func)
-    realize = find_block(tree, name, "set_scope")
-    subject = block_subject(realize)
-    _check_scope("set_scope", subject, scope)
-    buffer = _pick("set_scope", realize, index, _regions(realize.block)[1], "write")
-    if allocated_in(tree, buffer) is None:
-        raise schedule_error(
-            "set_scope", subject, f"{buffer.name} is a function parameter, not an allocated buffer"
-        )
-    return func.with_body(swap_buffer(func.body, buffer, attrs.evolve(buffer, scope=scope)))

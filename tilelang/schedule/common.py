@@ -29,7 +29,12 @@ def find_loop(tree: Tree, var: E.Var, primitive: str) -> S.For:
 def find_block(tree: Tree, name: str, primitive: str) -> S.BlockRealize:
     found = tree.realizes.get(name, [])
     if not found:
-        raise schedule_error(primitive, f"block {name!r}", "no block of this name exists")
+        raise schedule_error(
+            primitive,
+            f"block {name!r}",
+            f"Cannot find a block with the name: {name}",
+            fast="Cannot find a block with the specified name",
+        )
     if len(found) > 1:
         raise schedule_error(
             primitive,

@@ -212,8 +212,8 @@ def decompose_padding(func, name, loop_var):
     copy_block = attrs.evolve(block, iter_vars=tuple(new_ivs), body=body, init=None)
     reads, writes = get_block_read_write_region(copy_block)
     copy_block = attrs.evolve(copy_block, reads=tuple(reads), writes=tuple(writes))
-    if not (isinstance(realize.predicate, E.IntImm) and realize.predicate.value):
-        predicate = and_predicate(predicate, realize.predicate)
+    # TVM's in-bound predicate: one left-nested conjunction, the bounds first
+    predicate = conjunction(predicate, realize.predicate)
     copy = S.BlockRealize(tuple(new_values), predicate, copy_block)
     loop_bounds = Analyzer()  # loops above ``loop`` (those below are kept as they are)
     for lp in tree.loops_above(realize)[: -len(path)]:
@@ -227,6 +227,22 @@ def decompose_padding(func, name, loop_var):
     func = func.with_body(_Shrink(shrink).visit(func.body))
     loop = find_loop(Tree(func), loop_var, "decompose_padding")
     return rewrite(func, {id(loop): S.seq_stmt(fill_nest, loop)}), fill_name
+
+
+def conjunction(*conds):
+    """The conjuncts of ``conds`` (``and`` trees flattened, ``True`` dropped) joined as
+    one left-nested ``a and b and c``."""
+    atoms, stack = [], list(reversed(conds))
+    while stack:
+        cond = stack.pop()
+        if isinstance(cond, E.And):
+            stack += [cond.b, cond.a]
+        elif not (isinstance(cond, E.IntImm) and cond.value):
+            atoms.append(cond)
+    out = E.IntImm("bool", 1)
+    for atom in atoms:
+        out = and_predicate(out, atom)
+    return out
 
 
 def _simplified_bindings(realize, analyzer):

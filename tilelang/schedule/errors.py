@@ -26,15 +26,46 @@ def show_ir(node) -> str:
     return "\n".join(lines)
 
 
-def schedule_error(primitive: str, subject: str, reason: str, node=None) -> ScheduleError:
-    """A :class:`ScheduleError` reading ``primitive(subject): reason`` plus the IR."""
+def schedule_error(
+    primitive: str, subject: str, reason: str, node=None, fast: str | None = None
+) -> ScheduleError:
+    """A :class:`ScheduleError` reading ``primitive(subject): reason`` plus the IR.
+
+    ``fast`` is the short form of ``reason`` without the particulars (TVM's
+    ``FastErrorString``), shown by schedules made with ``error_render_level="fast"``.
+    """
     message = f"{primitive}({subject}): {reason}"
     if node is not None:
         body = "\n".join("    " + line for line in show_ir(node).splitlines())
         message += f"\n  in:\n{body}"
     error = ScheduleError(message)
     error.primitive, error.subject, error.reason = primitive, subject, reason
+    error.fast_reason = fast if fast is not None else reason
     return error
+
+
+#: TVM's ``error_render_level`` values: the whole message with the IR, the short
+#: reason only, or nothing but the fact
+RENDER_LEVELS = ("detail", "fast", "none")
+
+
+def rendered(error: ScheduleError, level: str) -> ScheduleError:
+    """``error`` as a schedule made with ``error_render_level=level`` reports it: the
+    same exception for "detail"; for "fast" ``ScheduleError: primitive: short reason``;
+    for "none" ``ScheduleError: (not rendered)``. The attributes are kept."""
+    if level == "detail" or getattr(error, "render_level", None) is not None:
+        return error
+    if level == "fast":
+        primitive = getattr(error, "primitive", None)
+        reason = getattr(error, "fast_reason", None) or getattr(error, "reason", None)
+        text = f"ScheduleError: {primitive}: {reason}" if primitive else str(error)
+    else:
+        text = "ScheduleError: (not rendered)"
+    out = type(error).__new__(type(error))
+    out.__dict__.update(error.__dict__)
+    out.args = (text,)
+    out.render_level = level
+    return out
 
 
 class UnknownHandleError(ScheduleError, IndexError):

@@ -15,7 +15,13 @@ import numpy as np
 
 from tilelang.analysis import get_block_access_region
 from tilelang.arith import Analyzer, const_value, simplify
-from tilelang.arith.iter_map import detect_iter_map, iter_map_simplify, product, split_expr
+from tilelang.arith.iter_map import (
+    detect_iter_map,
+    iter_map_simplify,
+    normal_form,
+    product,
+    split_expr,
+)
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Range
@@ -124,7 +130,29 @@ def split(func, var, factors, preserve_unit_iters=True, disable_predication=Fals
         )
     for new_var, fe in reversed(list(zip(new_vars, factor_exprs))):
         body = S.For(new_var, E.IntImm(dtype, 0), fe, S.ForKind.SERIAL, body)
-    return rewrite(func, {id(loop): body}), new_vars
+    new_func = rewrite(func, {id(loop): body})
+    if not perfect:
+        new_func = _affine_bindings(new_func, body, new_vars)
+    return new_func, new_vars
+
+
+def _affine_bindings(func, top, new_vars):
+    """The bindings of the blocks under loop ``top`` that use ``new_vars`` in the
+    iterator map's normal form (``(i_0 * 2 + i_1) * 3 + i_2`` becomes
+    ``i_0 * 6 + i_1 * 3 + i_2``) where, with the block's predicate, they form one, as
+    TVM's split simplifies them; left as substituted otherwise."""
+    tree = Tree(func)
+    mapping = {}
+    for realize in tree.blocks_under(top):
+        if not any(uses_any_var(v, new_vars) for v in realize.iter_values):
+            continue
+        iters = {lp.loop_var: Range(lp.min, lp.extent) for lp in tree.loops_above(realize)}
+        result = detect_iter_map(realize.iter_values, iters, realize.predicate)
+        if result.indices is None:
+            continue
+        values = tuple(normal_form(s) for s in result.indices)
+        mapping[id(realize)] = attrs.evolve(realize, iter_values=values)
+    return rewrite(func, mapping) if mapping else func
 
 
 def _int_factor(f):
@@ -218,7 +246,10 @@ def fuse(func, variables, preserve_unit_iters=True):
         return attrs.evolve(realize, iter_values=values)
 
     body = map_realizes(substitute_bindings(loops[-1].body, vmap, False), normalise)
-    new_loop = S.For(fused, E.IntImm(dtype, 0), total, S.ForKind.SERIAL, body)
+    # the extent simplified, as TVM's fuse does (``(min(31, e) + 1) * 128`` is
+    # ``min(31, e) * 128 + 128``)
+    extent = total if const_value(total) is not None else simplify(total)
+    new_loop = S.For(fused, E.IntImm(dtype, 0), extent, S.ForKind.SERIAL, body)
     return rewrite(func, {id(loops[0]): new_loop}), fused
 
 
@@ -327,15 +358,18 @@ def set_loop_kind(func, var, kind: S.ForKind, primitive: str, thread: str | None
         for i in range(128):                     for i in T.parallel(128):
 
     ``bind(i, "threadIdx.x")`` gives ``for i in T.thread_binding(128, thread="threadIdx.x")``.
-    Parallel, vectorized and bound loops may not carry a reduction iterator.
+    Parallel, vectorized and bound loops may not carry a reduction iterator, except a
+    loop bound to ``threadIdx.x/y/z`` (a cross-thread reduction, as TVM allows).
     """
     tree = Tree(func)
     loop = find_loop(tree, var, primitive)
     subject = loop_subject(loop)
+    # a reduction loop may be bound to threadIdx: a cross-thread reduction (TVM)
+    cross_thread = kind is S.ForKind.THREAD_BINDING and str(thread).startswith("threadIdx.")
     if kind is not S.ForKind.UNROLLED:
         for realize in tree.blocks_under(loop):
             iv = is_reduction_binding(realize, loop.loop_var)
-            if iv is not None:
+            if iv is not None and not cross_thread:
                 raise schedule_error(
                     primitive,
                     subject,

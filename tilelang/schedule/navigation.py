@@ -92,10 +92,25 @@ def get_consumers(func, name: str) -> list[str]:
 def _check_annotation(primitive, subject, key, value):
     if not isinstance(key, str):
         raise schedule_error(primitive, subject, f"the annotation key {key!r} is not a string")
-    if not isinstance(value, (int, float, str, bool, list, tuple)):
+    if not _annotation_value(value):
         raise schedule_error(
-            primitive, subject, f"annotation values are numbers, strings or lists, not {value!r}"
+            primitive,
+            subject,
+            "annotation values are numbers, strings, or lists and string-keyed dicts of "
+            f"them, not {value!r}",
         )
+
+
+def _annotation_value(value) -> bool:
+    """Whether ``value`` is what TVM keeps in an annotation map (and TVMScript prints):
+    a number, a string, or a list / string-keyed dict of such values."""
+    if isinstance(value, (int, float, str, bool)):
+        return True
+    if isinstance(value, (list, tuple)):  # lists were always taken as they come
+        return True
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _annotation_value(v) for k, v in value.items())
+    return False
 
 
 def annotate(func, target, key: str, value):

@@ -76,27 +76,43 @@ def relaxed_loops(tree: Tree, realize, loop: S.For, scope: str) -> dict:
     return dom
 
 
+def access_regions(block) -> tuple[list, list]:
+    """``(reads, writes)`` of ``block`` as inferred from its body, except the regions
+    its ``explicit_read_region`` / ``explicit_write_region`` annotations name (by
+    position in ``T.reads`` / ``T.writes``, as annotate_buffer_access declares
+    them), which are taken as declared."""
+    inferred = get_block_access_region(block)
+    out = []
+    for found, declared, key in zip(
+        inferred, (block.reads, block.writes), ("explicit_read_region", "explicit_write_region")
+    ):
+        indices = [
+            k.value if isinstance(k, E.IntImm) else int(k) for k in block.annotations.get(key, ())
+        ]
+        picked = [declared[k] for k in indices if 0 <= k < len(declared)]
+        named = {r.buffer for r in picked}
+        out.append([r for r in found if r.buffer not in named] + picked)
+    return out[0], out[1]
+
+
 def covered_region(primitive, subject, tree, realizes, buffer, loop, use_writes) -> list:
     """Per dimension ``(lo, hi)`` (inclusive) of ``buffer`` touched by ``realizes``
     during one iteration of ``loop``, over all of them."""
     total = None
     for realize in realizes:
-        reads, writes = get_block_access_region(realize.block)
+        reads, writes = access_regions(realize.block)
         bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
         dom = relaxed_loops(tree, realize, loop, buffer.scope)
         for region in writes if use_writes else reads:
             if region.buffer is not buffer:
                 continue
             dims = []
-            for rng in region.region:
+            for rng, extent in zip(region.region, buffer.shape):
                 low = substitute(rng.min, bindings)
                 high = substitute(simplify(rng.min + rng.extent - 1), bindings)
                 lo, hi = eval_interval(low, dom)[0], eval_interval(high, dom)[1]
-                if lo is None or hi is None:
-                    unbounded = low if lo is None else high
-                    raise schedule_error(
-                        primitive, subject, f"cannot bound the region: cannot bound {unbounded!r}"
-                    )
+                if lo is None or hi is None:  # an index it cannot bound: the whole axis
+                    lo, hi = E.IntImm(extent.dtype, 0), simplify(extent - 1)
                 dims.append((simplify(lo), simplify(hi)))
             total = (
                 dims

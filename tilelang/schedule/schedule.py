@@ -13,8 +13,11 @@ primitive therefore leaves the schedule exactly as it was.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import random
 
+from tilelang.errors import ScheduleError
 from tilelang.ir import expr as E
 from tilelang.ir.function import IRModule, PrimFunc
 from tilelang.schedule import navigation
@@ -34,7 +37,9 @@ from tilelang.schedule.api_staging import StagingPrimitives
 from tilelang.schedule.api_state import StatePrimitives
 from tilelang.schedule.api_tensorize import TensorizePrimitives
 from tilelang.schedule.errors import (
+    RENDER_LEVELS,
     check_bounds_after,
+    rendered,
     schedule_error,
     unknown_function,
     unknown_handle,
@@ -83,7 +88,14 @@ class Schedule(
     (``python docs/gen_schedule_doc.py``).
     """
 
-    def __init__(self, mod, seed: int | None = None, debug_mask=None, **_tvm_options):
+    def __init__(
+        self,
+        mod,
+        seed: int | None = None,
+        debug_mask=None,
+        error_render_level: str = "detail",
+        **_tvm_options,
+    ):
         if isinstance(mod, PrimFunc):
             mod = IRModule({"main": mod})
         if not isinstance(mod, IRModule):
@@ -100,6 +112,15 @@ class Schedule(
         # result that accesses a buffer provably out of bounds.
         self._check_bounds = debug_mask in ("all", "bounds")
         self._func_working_on = None
+        # how a ScheduleError reads (TVM's levels): the whole message with the IR, the
+        # short reason, or "(not rendered)"; see errors.rendered
+        if error_render_level not in RENDER_LEVELS:
+            raise schedule_error(
+                "Schedule",
+                f"error_render_level={error_render_level!r}",
+                f"expects one of {list(RENDER_LEVELS)}",
+            )
+        self._render_level = error_render_level
 
     # ------------------------------------------------------------- state
 
@@ -125,6 +146,7 @@ class Schedule(
         other._rng.setstate(self._rng.getstate())
         other._func_working_on = self._func_working_on
         other._check_bounds = self._check_bounds
+        other._render_level = self._render_level
         return other
 
     def seed(self, seed: int) -> None:
@@ -288,3 +310,27 @@ class Schedule(
         block, func_name, name = self._block_target(block, kind)
         names = find(self._mod[func_name], name)
         return self._apply(kind, [("block", block)], func_name, blocks=names)
+
+
+def _rendering_errors(method):
+    """``method`` raising its ScheduleErrors at the schedule's render level."""
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except ScheduleError as exc:
+            level = getattr(self, "_render_level", "detail")
+            if level == "detail":
+                raise
+            raise rendered(exc, level) from None
+
+    return call
+
+
+# Every public method (the mixins' primitives included) reports at the render level;
+# each is wrapped where it is defined, so the classes keep their order of methods.
+for _cls in Schedule.__mro__[:-1]:
+    for _name, _member in list(vars(_cls).items()):
+        if not _name.startswith("_") and inspect.isfunction(_member):
+            setattr(_cls, _name, _rendering_errors(_member))

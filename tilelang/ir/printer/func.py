@@ -72,7 +72,9 @@ def implicit_root(func: PrimFunc) -> S.Block | None:
         and not block.match_buffers
         and not block.annotations
     )
-    if simple and (block.alloc_buffers or _contains_block(block.body)):
+    # a lone block without iterators would be taken for the root when parsed back
+    lone = isinstance(block.body, S.BlockRealize) and not block.body.block.iter_vars
+    if simple and (block.alloc_buffers or (_contains_block(block.body) and not lone)):
         return block
     return None
 
@@ -268,6 +270,10 @@ class ScriptPrinter(StmtPrinter):
                     self.emit(f"{self.define_buffer(buffer)} = {call}")
                 self.print_stmt(root.body, tail=True)
             else:
+                # a root written out keeps the regions it has: the parser infers none
+                # for the root (TVM), so empty ones print as T.reads() / T.writes()
+                if isinstance(func.body, S.BlockRealize):
+                    self.root_block = func.body.block
                 self.print_stmt(func.body, tail=True)
         finally:
             self.indent -= 1

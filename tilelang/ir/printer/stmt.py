@@ -295,7 +295,7 @@ class StmtPrinter(ExprPrinter):
         if not _is_true(predicate):
             self.emit(f"T.where({self.expr(predicate)})")
         reads, writes = block.reads, block.writes
-        if not reads and not writes:
+        if not reads and not writes and block is not getattr(self, "root_block", None):
             # regions need arithmetic: imported here, the printer sits below arith
             from tilelang.analysis import get_block_read_write_region
 

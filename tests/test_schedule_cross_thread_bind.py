@@ -1,0 +1,67 @@
+"""bind of a reduction loop: allowed to threadIdx.x/y/z (a cross-thread reduction, as
+TVM allows), refused to blockIdx and for parallel. The CPU backends run the bound
+loop serially and compute the reduction as written; the CUDA backend, which has no
+cross-thread reduction lowering, refuses it with a BuildError."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilelang
+from tilelang.errors import BuildError, ScheduleError
+from tilelang.ir import For
+from tilelang.ir import stmt as S
+
+ROWSUM = """
+@T.prim_func
+def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 32):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+"""
+
+
+def _bound():
+    sch = tilelang.Schedule(tilelang.parse(ROWSUM))
+    _, k = sch.get_loops("B")
+    sch.bind(k, "threadIdx.x")
+    return sch, k
+
+
+def test_reduction_loop_binds_to_thread_idx():
+    sch, k = _bound()
+    loop = sch.get(k)
+    assert isinstance(loop, For)
+    assert loop.kind is S.ForKind.THREAD_BINDING and loop.thread_binding == "threadIdx.x"
+
+
+@pytest.mark.parametrize("target", ["python", "c", "llvm"])
+def test_cpu_backends_compute_the_reduction(target):
+    sch, _ = _bound()
+    a = np.random.default_rng(1).random((8, 32), np.float32)
+    b = np.zeros(8, np.float32)
+    tilelang.build(sch.mod, target=target)["main"](a, b)
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
+
+
+def test_cuda_build_refuses_a_cross_thread_reduction():
+    sch, _ = _bound()
+    with pytest.raises(BuildError, match="block 'B' reduces over a loop bound to threadIdx"):
+        tilelang.build(sch.mod, target="cuda")
+
+
+@pytest.mark.parametrize("how", ["blockIdx.x", "vthread", "parallel"])
+def test_other_bindings_of_a_reduction_loop_are_refused(how):
+    sch = tilelang.Schedule(tilelang.parse(ROWSUM))
+    before = sch.mod["main"]
+    _, k = sch.get_loops("B")
+    with pytest.raises(ScheduleError, match="reduction iterator vk"):
+        if how == "parallel":
+            sch.parallel(k)
+        else:
+            sch.bind(k, how)
+    assert sch.mod["main"] is before
