@@ -46,6 +46,26 @@ def undeclared_buffers(func: PrimFunc) -> list[Buffer]:
     return found
 
 
+def _defined_in_body(stmt) -> set[int]:
+    """Ids of the variables that statements of ``stmt`` define (allocations, lets,
+    loops, thread launches, block iterators)."""
+    from tilelang.ir.functor import StmtExprVisitor
+
+    found: set[int] = set()
+
+    class _Defs(StmtExprVisitor):
+        def visit_var_def(self, var):
+            found.add(id(var))
+
+        def visit_attr_stmt(self, stmt):
+            if isinstance(stmt.node, S.IterVar):
+                found.add(id(stmt.node.var))
+            self.generic_visit(stmt)
+
+    _Defs().visit(stmt)
+    return found
+
+
 def _contains_block(stmt) -> bool:
     from tilelang.ir.functor import post_order_visit
 
@@ -161,6 +181,7 @@ class ScriptPrinter(StmtPrinter):
         self.tail = True
         self.loop_extents: dict = {}
         self.buffers: dict = {}  # data var -> buffer, for region inference
+        self.pending_buffers: list[Buffer] = []  # views waiting for their variables
 
     # -- names
     def var_name(self, var: E.Var) -> str:
@@ -258,9 +279,14 @@ class ScriptPrinter(StmtPrinter):
             for param, buffer in matched:
                 call = self.buffer_call("T.match_buffer", buffer, source=self.var_name(param))
                 self.emit(f"{self.define_buffer(buffer)} = {call}")
+            # a view whose pointer or sizes a statement of the body defines (an
+            # allocation, a let) is declared where they are all defined, as TVM does
+            inner = _defined_in_body(func.body)
             for buffer in undeclared_buffers(func):
-                call = self.buffer_call("T.Buffer", buffer, data=True)
-                self.emit(f"{self.define_buffer(buffer)} = {call}")
+                if any(id(v) in inner for v in (buffer.data, *_buffer_vars(buffer))):
+                    self.pending_buffers.append(buffer)
+                else:
+                    self.declare_view(buffer)
             root = implicit_root(func)
             if root is not None:
                 for buffer in root.alloc_buffers:
@@ -271,6 +297,23 @@ class ScriptPrinter(StmtPrinter):
                 self.print_stmt(func.body, tail=True)
         finally:
             self.indent -= 1
+
+    def declare_view(self, buffer: Buffer) -> None:
+        """``A_1 = T.Buffer((n,), "float32", data=A_data)``: a buffer no statement
+        declares."""
+        call = self.buffer_call("T.Buffer", buffer, data=True)
+        self.emit(f"{self.define_buffer(buffer)} = {call}")
+
+    def declare_ready_views(self) -> None:
+        """Declares the pending views whose variables all have names by now."""
+        ready = [
+            b
+            for b in self.pending_buffers
+            if all(self.names.lookup(v) is not None for v in (b.data, *_buffer_vars(b)))
+        ]
+        for buffer in ready:
+            self.pending_buffers.remove(buffer)
+            self.declare_view(buffer)
 
     def size_var_call(self, var: E.Var) -> str:
         """``T.int32()``, or ``T.int32(is_size_var=True)`` for a SizeVar (as TVM)."""
@@ -293,6 +336,7 @@ class ScriptPrinter(StmtPrinter):
                     self.lines.append("")
                 # names are scoped per function, as in TVM
                 self.names, self.loop_extents, self.buffers = NameTable(), {}, {}
+                self.pending_buffers = []
                 if isinstance(func, PrimFunc):
                     self.print_prim_func(func, name)
                 else:  # functions of other IRs (graph functions) print themselves

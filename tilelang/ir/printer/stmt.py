@@ -66,6 +66,8 @@ class StmtPrinter(ExprPrinter):
             self.indent -= 1
 
     def print_stmt(self, stmt, tail: bool) -> None:
+        if self.pending_buffers:
+            self.declare_ready_views()
         self.tail = tail
         self.visit(stmt)
 
