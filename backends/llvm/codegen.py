@@ -76,6 +76,7 @@ class CodeGenLLVM(ExprEmitter):
         self.uses_openmp = False
         self.num_outlined = 0
         self.in_parallel = False
+        self.loop_exits: list = []  # (continue, break) blocks of the enclosing loops
         self.env: dict = {}
         self.no_inbounds: set = set()
 
@@ -161,8 +162,19 @@ class CodeGenLLVM(ExprEmitter):
         self.store_value(op.buffer, index, op.value)
 
     def visit_evaluate(self, op):
-        if not isinstance(op.value, E.IntImm):
+        if isinstance(op.value, E.Call) and op.value.op in ("break_loop", "continue_loop"):
+            self.jump(op.value.op)
+        elif not isinstance(op.value, E.IntImm):
             self.visit(op.value)
+
+    def jump(self, kind: str):
+        """``break``/``continue``: a branch to the innermost loop's exit or latch; the
+        code after it (unreachable) goes to a block of its own."""
+        if not self.loop_exits:
+            raise BuildError(f"T.{kind}() outside a loop")
+        latch, done = self.loop_exits[-1]
+        self.builder.branch(done if kind == "break_loop" else latch)
+        self.builder.position_at_end(self.builder.append_basic_block("after.jump"))
 
     def visit_let_stmt(self, op):
         self.env[op.var] = self.visit(op.value)
@@ -247,7 +259,9 @@ class CodeGenLLVM(ExprEmitter):
         self.builder.position_at_end(header)
         self.builder.cbranch(self.visit(op.condition), body, done)
         self.builder.position_at_end(body)
+        self.loop_exits.append((header, done))
         self.visit(op.body)
+        self.loop_exits.pop()
         self.builder.branch(header)
         self.builder.position_at_end(done)
 
@@ -320,14 +334,20 @@ class CodeGenLLVM(ExprEmitter):
         self.builder.cbranch(compare("<", index, hi), body, done)
         self.builder.position_at_end(body)
         self.env[loop_var] = index
+        # the increment has a block of its own: `continue` branches to it
+        latch_block = self.builder.append_basic_block("for.latch")
+        self.loop_exits.append((latch_block, done))
         emit_body()
+        self.loop_exits.pop()
+        self.builder.branch(latch_block)
+        self.builder.position_at_end(latch_block)
         flags = ("nuw",) if dtype.is_uint() else ("nsw",)
         following = self.builder.add(index, stride, flags=flags)
         latch = self.builder.branch(header)
         if hints:
             latch.set_metadata("llvm.loop", self._loop_id(hints))
         index.add_incoming(lo, before)
-        index.add_incoming(following, self.builder.block)
+        index.add_incoming(following, latch_block)
         self.builder.position_at_end(done)
 
     def _loop_id(self, hints):

@@ -196,7 +196,13 @@ class FunctionWriter(NodeFunctor):
     def visit_evaluate(self, s):
         if isinstance(s.value, (E.IntImm, E.FloatImm, E.StringImm)):
             return
+        if isinstance(s.value, E.Call) and s.value.op in _JUMPS:
+            self.emit(_JUMPS[s.value.op])
+            return
         self.emit(self.exprs.expr(s.value))
+
+
+_JUMPS = {"break_loop": "break", "continue_loop": "continue"}
 
 
 def function_source(func, name: str) -> tuple[str, list[str]]:

@@ -88,6 +88,9 @@ INTRINSICS: dict[str, OpInfo] = {
     "tvm_thread_allreduce": OpInfo("tvm_thread_allreduce", None, "given"),
     "reinterpret": OpInfo("reinterpret", 1, "given"),  # the same bits as another type
     "llvm_lookup_intrinsic_id": OpInfo("llvm_lookup_intrinsic_id", 1, "uint32"),
+    # `break` / `continue` of the innermost serial or while loop (as statements)
+    "break_loop": OpInfo("break_loop", 0, "handle"),
+    "continue_loop": OpInfo("continue_loop", 0, "handle"),
 }
 
 

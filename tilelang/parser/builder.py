@@ -83,6 +83,9 @@ class FunctionBuilder(StmtBuilderMixin):
         self._lines = None
         self.ret_type = None  # the result dtype of the function being built
         self.env_threads: dict = {}  # T.env_thread variables -> their thread tags
+        # what `break`/`continue` would leave: the kind of each enclosing loop, None
+        # for a block (a jump never leaves a block)
+        self.jump_targets: list = []
 
     # ------------------------------------------------------------- utilities
 

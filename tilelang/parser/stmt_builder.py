@@ -9,6 +9,8 @@ recurses.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import attrs
 from lark import Token, Tree
 
@@ -20,6 +22,7 @@ from tilelang.ir import (
     Buffer,
     Evaluate,
     For,
+    ForKind,
     IfThenElse,
     LetStmt,
     PrimExpr,
@@ -91,6 +94,35 @@ class StmtBuilderMixin(AssignBuilderMixin):
 
     def stmt_pass_stmt(self, tree, owner):
         return None
+
+    def stmt_break_stmt(self, tree, owner):
+        """``break`` / ``continue``: TVM's ``T.break_loop()`` / ``T.continue_loop()``,
+        which leave or restart the innermost loop; it must be a serial loop or a
+        ``while`` of the same block."""
+        keyword = "break" if tree.data == "break_stmt" else "continue"
+        target = self.jump_targets[-1] if self.jump_targets else None
+        if target is None:
+            where = " of its block (a jump cannot leave a block)" if self.jump_targets else ""
+            raise self.error(tree, f"`{keyword}` outside a loop{where}")
+        if target not in ("while", ForKind.SERIAL):
+            raise self.error(
+                tree,
+                f"`{keyword}` in a {target.tag} loop: only a serial loop (range, T.serial) "
+                "or a while loop can be left early",
+            )
+        call = ops.call_intrin(f"{keyword}_loop", span=self.span(tree))
+        return Evaluate(call, span=self.stmt_span(tree))
+
+    stmt_continue_stmt = stmt_break_stmt
+
+    @contextmanager
+    def jump_target(self, kind):
+        """Statements built inside belong to a loop of ``kind`` (None: a block)."""
+        self.jump_targets.append(kind)
+        try:
+            yield
+        finally:
+            self.jump_targets.pop()
 
     def stmt_import_name(self, tree, owner):
         return None
@@ -175,7 +207,9 @@ class StmtBuilderMixin(AssignBuilderMixin):
 
     def stmt_while_stmt(self, tree, owner):
         condition = self.exprs.condition(self.exprs.eval(tree.children[0]), tree.children[0])
-        return While(condition, self.build_suite(tree.children[1]), span=self.stmt_span(tree))
+        with self.jump_target("while"):
+            body = self.build_suite(tree.children[1])
+        return While(condition, body, span=self.stmt_span(tree))
 
     def stmt_for_stmt(self, tree, owner):
         target_tree, iterable_tree, suite = tree.children
@@ -207,7 +241,8 @@ class StmtBuilderMixin(AssignBuilderMixin):
                 self.scopes.define(var.name, var)
                 self.loop_doms[var] = Range(desc.min, desc.extent)
                 loop_vars.append(var)
-            body = self.build_body(statements_of(suite), None)
+            with self.jump_target(ForKind(spec.loops[-1].kind)):
+                body = self.build_body(statements_of(suite), None)
         span = self.stmt_span(tree)
         for var, desc in zip(reversed(loop_vars), reversed(spec.loops)):
             body = For(
@@ -293,7 +328,7 @@ class StmtBuilderMixin(AssignBuilderMixin):
     def build_block(self, spec: S.BlockSpec, tree, suite):
         frame = BlockFrame(spec.name, tree)
         self.block_count += 1
-        with self.scopes.frame():
+        with self.scopes.frame(), self.jump_target(None):
             body = self.build_body(statements_of(suite), frame)
         for iter_var in frame.iter_vars:
             self.closed_block_vars[iter_var.var.name] = spec.name

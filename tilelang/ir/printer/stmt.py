@@ -32,6 +32,9 @@ _AXIS_KINDS = {
 }
 
 
+_JUMPS = {"break_loop": "break", "continue_loop": "continue"}
+
+
 def _is_true(expr) -> bool:
     return isinstance(expr, E.IntImm) and expr.dtype.is_bool() and expr.value == 1
 
@@ -84,6 +87,9 @@ class StmtPrinter(ExprPrinter):
     def visit_evaluate(self, op: S.Evaluate):
         if isinstance(op.value, E.Call) and op.value.op == "ret":
             self.emit(f"return {self.expr(op.value.args[0])}")
+            return
+        if isinstance(op.value, E.Call) and op.value.op in _JUMPS:
+            self.emit(_JUMPS[op.value.op])
             return
         self.emit(f"T.evaluate({self.expr(op.value)})")
 
