@@ -11,6 +11,8 @@ position when the parser recorded one):
 * a block's iterators are used only inside that block (not in its bindings, its
   predicate or after it);
 * loop bounds are integers;
+* float math (``T.exp``, ``T.atan2``...) has float arguments (TVM's ``T.exp(0)`` is an
+  int32 call that no backend computes);
 * ``break``/``continue`` (``T.break_loop()``/``T.continue_loop()``) sit in a serial or
   ``while`` loop of the same block (TVM refuses them in other loop kinds too).
 """
@@ -21,6 +23,7 @@ from tilelang.errors import TIRSyntaxError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.functor import StmtExprVisitor
+from tilelang.ir.op import INTRINSICS
 from tilelang.transform.pass_infra import prim_func_pass
 
 
@@ -127,6 +130,14 @@ class _Checker(StmtExprVisitor):
     def visit_call(self, op: E.Call):
         if op.op in ("break_loop", "continue_loop"):
             self._check_jump(op)
+        info = INTRINSICS.get(op.op)
+        if info is not None and info.result == "float" and not op.dtype.element_of().is_float():
+            raise _error(
+                f"T.{op.op} of {op.dtype} values in function {self.func_name!r}: float math "
+                f"is computed on floats only; convert the argument first "
+                f"(T.{op.op}(T.float32(x)))",
+                op if op.span else self._where(),
+            )
         self.generic_visit(op)
 
     def _check_jump(self, op: E.Call):
