@@ -91,6 +91,9 @@ INTRINSICS: dict[str, OpInfo] = {
     # `break` / `continue` of the innermost serial or while loop (as statements)
     "break_loop": OpInfo("break_loop", 0, "handle"),
     "continue_loop": OpInfo("continue_loop", 0, "handle"),
+    # a call of another function of the module, named by argument 0 (TVM's GlobalVar
+    # call); typed by the callee's result, ``handle`` for none
+    "call_tir": OpInfo("call_tir", None, "given"),
 }
 
 
@@ -204,6 +207,16 @@ def call_extern(dtype, func_name: str, *args, span=None):
     """A call of the C function ``func_name`` returning ``dtype``."""
     return E.Call(
         DataType(dtype), "call_extern", (E.StringImm(func_name), *map(convert, args)), span=span
+    )
+
+
+def call_tir(func_name: str, dtype, *args, span=None):
+    """A call of the module's function ``func_name``, whose result is ``dtype``."""
+    return E.Call(
+        DataType(dtype),
+        "call_tir",
+        (E.StringImm(func_name, span=span), *map(convert, args)),
+        span=span,
     )
 
 

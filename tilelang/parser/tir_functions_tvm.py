@@ -222,3 +222,21 @@ def comm_reducer(combiner, identity, *, span=None):
         raise ArgError(f"the lambda gives {len(result)} values for {n} identities", "combiner")
     result = [as_expr(r, "combiner") for r in result]
     return CommReducer(params[:n], params[n:], result, identity, span=span)
+
+
+@tir_function("call_tir")
+def call_tir(callee, *args, dtype=None, span=None):
+    """``T.call_tir(Module.f, x, y)``: a call of the module's function ``f`` (as
+    ``Module.f(x, y)``); ``T.call_tir("f", x, dtype="float32")`` names it by string,
+    the form a function printed on its own takes."""
+    from tilelang.parser.subroutines import FunctionRef, make_call
+
+    values = [as_expr(a, "args") for a in args]
+    if isinstance(callee, FunctionRef):
+        if dtype is not None:
+            raise ArgError("the result type of a module function is its own", "dtype")
+        if len(values) != callee.num_params:
+            raise ArgError(f"{callee.name} takes {callee.num_params} arguments", "args")
+        return make_call(callee, values, span)
+    name = as_str(callee, "callee")
+    return ops.call_tir(name, "handle" if dtype is None else as_dtype(dtype), *values, span=span)

@@ -196,6 +196,10 @@ class ExprPrinter(NodeFunctor):
             return f'T.call_extern("{op.dtype}", {", ".join(args)})', P_ATOM
         if op.op == "type_annotation":
             return f'T.type_annotation("{op.dtype}")', P_ATOM
+        module = getattr(self, "module_alias", None)
+        if op.op == "call_tir" and module and isinstance(op.args[0], E.StringImm):
+            # inside a module, a call of its function reads as TVM prints it
+            return f"{module}.{op.args[0].value}({', '.join(args[1:])})", P_ATOM
         info = INTRINSICS.get(op.op)
         if info is not None and info.result == "given" and op.op != "if_then_else":
             args.append(f'dtype="{op.dtype}"')  # as TVM writes T.tvm_struct_get(..., dtype=)

@@ -182,6 +182,7 @@ class ScriptPrinter(StmtPrinter):
         self.loop_extents: dict = {}
         self.buffers: dict = {}  # data var -> buffer, for region inference
         self.pending_buffers: list[Buffer] = []  # views waiting for their variables
+        self.module_alias: str | None = None  # the class name while printing a module
 
     # -- names
     def var_name(self, var: E.Var) -> str:
@@ -327,6 +328,7 @@ class ScriptPrinter(StmtPrinter):
         self.emit("@I.ir_module")
         self.emit("class Module:")
         self.indent += 1
+        self.module_alias = "Module"  # calls between its functions: Module.f(...)
         try:
             if mod.attrs:
                 self.emit(f"I.module_attrs({self.value(dict(mod.attrs))})")
@@ -343,6 +345,7 @@ class ScriptPrinter(StmtPrinter):
                     func.print_script(self, name)
         finally:
             self.indent -= 1
+            self.module_alias = None
 
     def name_free_buffers(self, node) -> None:
         """Names the buffers a statement or expression uses before printing it, so that

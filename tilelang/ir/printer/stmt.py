@@ -91,6 +91,9 @@ class StmtPrinter(ExprPrinter):
         if isinstance(op.value, E.Call) and op.value.op in _JUMPS:
             self.emit(_JUMPS[op.value.op])
             return
+        if isinstance(op.value, E.Call) and op.value.op == "call_tir":
+            self.emit(self.expr(op.value))  # a call as a statement, as TVM prints it
+            return
         self.emit(f"T.evaluate({self.expr(op.value)})")
 
     def visit_if_then_else(self, op: S.IfThenElse):
