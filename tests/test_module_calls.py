@@ -69,3 +69,64 @@ def test_bad_calls_are_located_errors(call, message):
     with pytest.raises(TIRSyntaxError, match=message) as info:
         tilelang.parse(text)
     assert info.value.line == 7
+
+
+RUNNABLE = """
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+        for i in range(4):
+            B[i] = A[i]
+        Module.scale(B.data, T.float32(3), True)
+        Module.scale(B.data, T.float32(2), False)
+
+    @T.prim_func
+    def scale(X: T.Buffer((4,), "float32"), s: T.float32, first: T.bool):
+        for i in range(4):
+            if first or i % 2 == 0:
+                X[i] = X[i] * s
+"""
+
+
+@pytest.mark.parametrize("target", ["python", "c", "llvm"])
+def test_void_calls_build_and_run(target):
+    import numpy as np
+
+    lib = tilelang.build(tilelang.parse(RUNNABLE), target=target)
+    a, b = np.arange(4, dtype="float32"), np.zeros(4, "float32")
+    lib["main"](a, b)
+    np.testing.assert_array_equal(b, a * 3 * np.array([2, 1, 2, 1], "float32"))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            RUNNABLE.replace(
+                "def scale(",
+                "def unused(A: T.Buffer((4,), 'float32')):\n"
+                "        A[0] = Module.twice(A[1])\n\n    @T.prim_func\n    def scale(",
+            )
+            + "\n    @T.prim_func\n    def twice(x: T.float32) -> T.float32:\n"
+            "        return x * T.float32(2)\n",
+            "calls 'twice': functions that return a value cannot be built",
+        ),
+        (
+            RUNNABLE.replace(
+                "Module.scale(B.data, T.float32(2), False)",
+                "Module.scale(B[0], T.float32(2), False)",
+            ),
+            "parameter X is a buffer: pass a pointer",
+        ),
+        (
+            RUNNABLE.replace("T.float32(3), True", "T.float64(3), True"),
+            "parameter s is float32, the argument float64",
+        ),
+    ],
+)
+def test_calls_no_backend_can_make_are_build_errors(text, message):
+    from tilelang.errors import BuildError
+
+    with pytest.raises(BuildError, match=message):
+        tilelang.build(tilelang.parse(text), target="c")

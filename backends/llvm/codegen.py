@@ -77,6 +77,7 @@ class CodeGenLLVM(ExprEmitter):
         self.num_outlined = 0
         self.in_parallel = False
         self.loop_exits: list = []  # (continue, break) blocks of the enclosing loops
+        self.subroutines: dict = {}  # the module's function names -> (symbol, PrimFunc)
         self.env: dict = {}
         self.no_inbounds: set = set()
 
@@ -86,7 +87,7 @@ class CodeGenLLVM(ExprEmitter):
         pointers are ``noalias`` when ``noalias`` says so (default: ``tir.noalias``)."""
         params = list(func.params) + list(func.attrs.get("tl.size_vars", ()))
         arg_types = [PTR if p in func.buffer_map else _scalar_arg_type(p.dtype) for p in params]
-        fn = ir.Function(self.module, ir.FunctionType(VOID, arg_types), symbol)
+        fn = self.declare_function(symbol, ir.FunctionType(VOID, arg_types))
         if linkage:
             fn.linkage = linkage
         self.begin_function(fn, in_parallel=False)
@@ -108,6 +109,28 @@ class CodeGenLLVM(ExprEmitter):
         self.visit(func.body)
         self.finish_function()
         return fn
+
+    def declare_function(self, symbol: str, fnty) -> ir.Function:
+        """The function ``symbol``: the declaration a call made before it was defined,
+        or a new one."""
+        fn = self.module.globals.get(symbol)
+        if isinstance(fn, ir.Function) and fn.is_declaration and fn.function_type == fnty:
+            return fn
+        return ir.Function(self.module, fnty, symbol)
+
+    def call_subroutine(self, op):
+        """A call of another function of the module (``call_tir``; checked by
+        verify_lowered), with its arguments as that function takes them."""
+        symbol, callee = self.subroutines[op.args[0].value]
+        types = [
+            PTR if p in callee.buffer_map else _scalar_arg_type(p.dtype) for p in callee.params
+        ]
+        fn = self.declare_function(symbol, ir.FunctionType(VOID, types))
+        args = []
+        for arg, arg_type in zip(op.args[1:], types):
+            value = self.visit(arg)
+            args.append(value if value.type == arg_type else self.builder.zext(value, arg_type))
+        return self.builder.call(fn, args)
 
     def begin_function(self, fn, in_parallel):
         """Start emitting into ``fn`` with an empty environment. The entry block holds

@@ -205,8 +205,10 @@ class FunctionWriter(NodeFunctor):
 _JUMPS = {"break_loop": "break", "continue_loop": "continue"}
 
 
-def function_source(func, name: str) -> tuple[str, list[str]]:
+def function_source(func, name: str, module_symbols=None) -> tuple[str, list[str]]:
     """The Python source of one lowered function, defined as ``name`` (an identifier
-    from the module's NameTable), and the extern names it calls."""
+    from the module's NameTable), and the extern names it calls; ``module_symbols``
+    names the module's functions for the calls between them."""
     writer = FunctionWriter(func, name)
+    writer.exprs.module_symbols = module_symbols
     return writer.write(), writer.exprs.externs
