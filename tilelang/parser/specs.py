@@ -113,6 +113,7 @@ class AllocBufferSpec:
     """``T.alloc_buffer(...)``: a buffer owned by the enclosing block (or the root)."""
 
     buffer: BufferSpec
+    annotations: dict = attrs.field(factory=dict)
 
 
 @attrs.frozen
