@@ -72,6 +72,13 @@ INTRINSICS: dict[str, OpInfo] = {
     "tvm_struct_get": OpInfo("tvm_struct_get", 3, "given"),
     "tvm_struct_set": OpInfo("tvm_struct_set", 4, "given"),
     "tvm_stack_alloca": OpInfo("tvm_stack_alloca", 2, "handle"),
+    "tvm_stack_make_shape": OpInfo("tvm_stack_make_shape", None, "given"),
+    "tvm_stack_make_array": OpInfo("tvm_stack_make_array", 6, "given"),
+    "tvm_call_packed": OpInfo("tvm_call_packed", None, "given"),
+    "tvm_call_cpacked": OpInfo("tvm_call_cpacked", None, "given"),
+    "tvm_call_packed_lowered": OpInfo("tvm_call_packed_lowered", None, "given"),
+    "tvm_call_cpacked_lowered": OpInfo("tvm_call_cpacked_lowered", None, "given"),
+    "isnullptr": OpInfo("isnullptr", 1, "bool"),  # a handle is NULL
     "call_llvm_pure_intrin": OpInfo("call_llvm_pure_intrin", None, "given"),
     "call_llvm_intrin": OpInfo(
         "call_llvm_intrin", None, "given"
