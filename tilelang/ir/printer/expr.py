@@ -117,7 +117,10 @@ class ExprPrinter(NodeFunctor):
 
         if all(plain(v) for v in target.options.values()):
             return string_literal(str(target))
-        return self.value({"kind": target.kind, **target.options})
+        spec = {"kind": target.kind, **target.options}
+        if target.host is not None:
+            spec["host"] = target.host  # prints as T.target(...), as TVM writes it
+        return self.value(spec)
 
     def node_ref(self, obj) -> str:
         """A non-expression node used as a value (a buffer in ``T.attr``)."""
