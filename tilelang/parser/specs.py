@@ -204,9 +204,11 @@ class AllocateConstSpec:
 
 @attrs.frozen
 class LetSpec:
-    """``T.LetStmt(value)``, consumed by ``with ... as x:`` (classic TVMScript's let)."""
+    """``T.LetStmt(value)``, consumed by ``with ... as x:`` (classic TVMScript's let),
+    or ``T.LetStmt(value, var=y)`` by ``with ...:``, binding the existing ``y``."""
 
     value: PrimExpr
+    var: object = None
 
 
 class Captured:

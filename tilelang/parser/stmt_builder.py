@@ -274,6 +274,9 @@ class StmtBuilderMixin(AssignBuilderMixin):
                 raise self.error(context_tree, f"block {owner.name!r} has two T.init()")
             owner.init = self.build_suite(suite)
             return None
+        if isinstance(value, S.LetSpec) and value.var is not None:
+            body = self.build_suite(suite)
+            return LetStmt(value.var, value.value, body, span=self.stmt_span(tree))
         if isinstance(value, S.AttrSpec):
             body = self.build_suite(suite)
             return AttrStmt(value.node, value.key, value.value, body, span=self.stmt_span(tree))
@@ -295,6 +298,8 @@ class StmtBuilderMixin(AssignBuilderMixin):
         for one that is not last in its sequence, as in TVM)."""
         context_tree = tree.children[0]
         if isinstance(value, S.LetSpec):
+            if value.var is not None:
+                raise self.error(context_tree, "T.LetStmt(value, var=...) takes no `as` name")
             value = value.value
         elif not isinstance(
             value, (S.AllocateSpec, S.AllocateConstSpec, S.DeclBufferSpec, S.LaunchSpec)

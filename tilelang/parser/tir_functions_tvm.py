@@ -96,12 +96,27 @@ def bind(value):
 
 
 @tir_function("LetStmt")
-def let_stmt(value, type_annotation=None):
-    """``with T.LetStmt(value) as x:``: ``x`` is bound to ``value`` in the body."""
+def let_stmt(value, type_annotation=None, var=None):
+    """``with T.LetStmt(value) as x:``: ``x`` is bound to ``value`` in the body;
+    ``with T.LetStmt(value, var=y):`` binds the variable ``y`` declared before."""
     value = as_expr(value, "value")
+    if var is not None:
+        if not isinstance(var, Var):
+            raise ArgError(f"expected a variable, got {_kind(var)}", "var")
+        value = _typed_like(value, var.dtype)
     if type_annotation is not None and as_dtype(type_annotation) != value.dtype:
         raise ArgError(f"the value is {value.dtype}, not {type_annotation}", "type_annotation")
-    return S.LetSpec(value)
+    return S.LetSpec(value, var)
+
+
+def _typed_like(value, dtype):
+    """A literal ``value`` in the type of the variable it is bound to."""
+    integral = isinstance(value, IntImm) and (dtype.is_integer() or dtype.is_float())
+    if (integral or isinstance(value, FloatImm) and dtype.is_float()) and value.dtype != dtype:
+        return const(value.value, dtype)
+    if value.dtype != dtype:
+        raise ArgError(f"the value is {value.dtype}, the variable {dtype}", "value")
+    return value
 
 
 @tir_function("meta_var")

@@ -125,6 +125,12 @@ def _free_vars(func: PrimFunc, declared) -> list:
         def visit_var_def(self, var):
             self.bound.add(id(var))
 
+        def visit_let_stmt(self, stmt):
+            # a let may bind a variable also used outside it (TVM's T.LetStmt(v, var=y)
+            # of a declared y): scoping is left to undefined_vars
+            self.visit(stmt.value)
+            self.visit(stmt.body)
+
         def visit_buffer_def(self, buffer):
             self.bound.add(id(buffer))
 

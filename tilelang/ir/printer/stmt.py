@@ -138,6 +138,11 @@ class StmtPrinter(ExprPrinter):
     def visit_let_stmt(self, op: S.LetStmt):
         tail = self.tail
         value = self.expr(op.value)
+        if self.names.lookup(op.var) is not None:
+            # a variable declared before (T.int32()) bound here, as TVM prints it
+            self.emit(f"with T.LetStmt({value}, var={self.var_name(op.var)}):")
+            self.body(op.body)
+            return
         if tail:
             self.emit(f"{self.define_var(op.var)}: T.{op.var.dtype} = {value}")
             self.print_stmt(op.body, tail=True)
