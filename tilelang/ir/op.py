@@ -22,8 +22,8 @@ class OpInfo:
 
     ``result`` is ``"float"`` (same as the argument; only floats can be built),
     ``"same"`` (same as the first argument), ``"int"`` (same as the argument, which
-    must be an integer), ``"bool"``, ``"handle"``, ``"uint32"``, ``"arg1"`` (the type
-    of the second argument) or ``"given"``
+    must be an integer), ``"bool"``, ``"handle"``, ``"uint32"``, ``"int32"`` (with the
+    first argument's lanes), ``"arg1"`` (the type of the second argument) or ``"given"``
     (the caller states the dtype, as ``call_extern`` does).
     """
 
@@ -79,6 +79,11 @@ INTRINSICS: dict[str, OpInfo] = {
     "tvm_call_packed_lowered": OpInfo("tvm_call_packed_lowered", None, "given"),
     "tvm_call_cpacked_lowered": OpInfo("tvm_call_cpacked_lowered", None, "given"),
     "isnullptr": OpInfo("isnullptr", 1, "bool"),  # a handle is NULL
+    # TVM's fixed-point multiply (x * y * 2**s / 2**q, rounded), and its per-channel
+    # form (x, y, left shift, right shift, q, left shift needed, right shift needed);
+    # int32 results, computed through tilelang.transform.lower_intrinsics
+    "q_multiply_shift": OpInfo("q_multiply_shift", 4, "int32"),
+    "q_multiply_shift_per_axis": OpInfo("q_multiply_shift_per_axis", 7, "int32"),
     "call_llvm_pure_intrin": OpInfo("call_llvm_pure_intrin", None, "given"),
     "call_llvm_intrin": OpInfo(
         "call_llvm_intrin", None, "given"
@@ -138,6 +143,11 @@ def call_intrin(name: str, *args, dtype=None, span=None) -> E.Call:
         dtype = HANDLE
     elif info.result == "uint32":
         dtype = UINT32
+    elif info.result == "int32":
+        lanes = args[0].dtype.lanes
+        if dtype is not None and DataType(dtype) != INT32.with_lanes(lanes):
+            raise E.TIRTypeError(f"T.{name} is int32, not {dtype}")
+        dtype = INT32.with_lanes(lanes)
     elif info.result == "arg1":
         dtype = args[1].dtype
     elif dtype is None:
