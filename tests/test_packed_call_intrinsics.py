@@ -52,3 +52,17 @@ def test_packed_call_builtins_round_trip_with_their_types():
 def test_packed_call_builtins_are_not_built(target):
     with pytest.raises(BuildError, match="isnullptr|tvm_call_cpacked|tvm_stack"):
         tilelang.build(tilelang.parse(TEXT), target=target)
+
+
+def test_workspace_and_error_builtins_round_trip():
+    mod = tilelang.parse("""
+@T.prim_func
+def f(A: T.Buffer((1,), "int32"), dev_id: T.int32):
+    ws: T.handle("float32") = T.TVMBackendAllocWorkspace(1, dev_id, T.uint64(64), 2, 32, dtype="handle")
+    if T.isnullptr(ws, dtype="bool"):
+        T.evaluate(T.tvm_throw_last_error(dtype="int32"))
+    T.evaluate(T.TVMBackendFreeWorkspace(1, dev_id, ws, dtype="int32"))
+""")
+    printed = mod.script()
+    assert 'T.TVMBackendAllocWorkspace(1, dev_id, T.uint64(64), 2, 32, dtype="handle")' in printed
+    assert_structural_equal(mod, tilelang.parse(printed))

@@ -79,6 +79,9 @@ INTRINSICS: dict[str, OpInfo] = {
     "tvm_call_packed_lowered": OpInfo("tvm_call_packed_lowered", None, "given"),
     "tvm_call_cpacked_lowered": OpInfo("tvm_call_cpacked_lowered", None, "given"),
     "isnullptr": OpInfo("isnullptr", 1, "bool"),  # a handle is NULL
+    "tvm_throw_last_error": OpInfo("tvm_throw_last_error", 0, "given"),
+    "TVMBackendAllocWorkspace": OpInfo("TVMBackendAllocWorkspace", 5, "given"),
+    "TVMBackendFreeWorkspace": OpInfo("TVMBackendFreeWorkspace", 3, "given"),
     # TVM's fixed-point multiply (x * y * 2**s / 2**q, rounded), and its per-channel
     # form (x, y, left shift, right shift, q, left shift needed, right shift needed);
     # int32 results, computed through tilelang.transform.lower_intrinsics
