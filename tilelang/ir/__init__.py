@@ -72,6 +72,7 @@ from tilelang.ir.stmt import (
     AllocateConst,
     AssertStmt,
     AttrStmt,
+    BufferRealize,
     Block,
     BlockRealize,
     BufferStore,

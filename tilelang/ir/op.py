@@ -79,6 +79,7 @@ INTRINSICS: dict[str, OpInfo] = {
     "tvm_call_packed_lowered": OpInfo("tvm_call_packed_lowered", None, "given"),
     "tvm_call_cpacked_lowered": OpInfo("tvm_call_cpacked_lowered", None, "given"),
     "isnullptr": OpInfo("isnullptr", 1, "bool"),  # a handle is NULL
+    "tvm_tuple": OpInfo("tvm_tuple", None, "handle"),  # values of a buffer_bind_scope
     "tvm_throw_last_error": OpInfo("tvm_throw_last_error", 0, "given"),
     "TVMBackendAllocWorkspace": OpInfo("TVMBackendAllocWorkspace", 5, "given"),
     "TVMBackendFreeWorkspace": OpInfo("TVMBackendFreeWorkspace", 3, "given"),

@@ -169,6 +169,19 @@ class AttrStmt(Stmt):
 
 
 @attrs.frozen(eq=False, repr=False)
+class BufferRealize(Stmt):
+    """TVM's pre-TensorIR storage realisation: ``buffer`` holds ``bounds`` (ranges, one
+    per axis) for ``body`` when ``condition`` holds. Written ``T.realize(A[0:16], "")``;
+    tilelang parses and prints it but does not lower it (VerifyWellFormed refuses it)."""
+
+    buffer: Buffer = ref()
+    bounds: tuple = child(converter=tuple)
+    condition: E.PrimExpr = child(converter=convert)
+    body: Stmt = child()
+    span: object = span_field()
+
+
+@attrs.frozen(eq=False, repr=False)
 class AssertStmt(Stmt):
     """Fails with ``message`` unless ``condition`` holds, then runs ``body``.
     ``error_kind`` names the exception class the failure stands for (TVM's

@@ -229,3 +229,14 @@ class LambdaSpec:
 
     params: tuple
     apply: object
+
+
+@attrs.frozen
+class RealizeSpec:
+    """``T.realize(A[0:16], "global", condition=...)``: TVM's BufferRealize over the rest
+    of the body (or a ``with`` body), under ``T.attr(A, "realize_scope", scope)`` when a
+    storage scope is given."""
+
+    region: object  # a BufferRegion
+    scope: str | None
+    condition: object

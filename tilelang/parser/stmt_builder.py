@@ -20,6 +20,7 @@ from tilelang.ir import (
     Block,
     BlockRealize,
     Buffer,
+    BufferRealize,
     Evaluate,
     For,
     ForKind,
@@ -43,6 +44,16 @@ from tilelang.parser.expr_builder import describe
 from tilelang.parser.frames import BlockFrame, FuncFrame, Wrapper
 
 __all__ = ["StmtBuilderMixin", "FuncFrame", "BlockFrame", "Wrapper", "statements_of"]
+
+
+def realize_stmt(spec, body, span):
+    """``T.realize``'s statement: BufferRealize, under its ``realize_scope`` attribute
+    when a storage scope is given (as TVM builds it)."""
+    region = spec.region
+    stmt = BufferRealize(region.buffer, region.region, spec.condition, body, span=span)
+    if spec.scope is None:
+        return stmt
+    return AttrStmt(region.buffer, "realize_scope", StringImm(spec.scope), stmt, span=span)
 
 
 def statements_of(suite) -> list:
@@ -164,6 +175,9 @@ class StmtBuilderMixin(AssignBuilderMixin):
             return None  # a docstring
         if isinstance(value, S.LaunchSpec) and not isinstance(value.thread, str):
             return self.launch_spec(value, tree)  # over the rest of the body
+        if isinstance(value, S.RealizeSpec):  # over the rest of the body
+            span = self.stmt_span(tree)
+            return Wrapper(lambda body: realize_stmt(value, body, span))
         if isinstance(value, S.AttrSpec):  # `T.attr(...)` alone: over the rest, as TVM
             span = self.stmt_span(tree)
             return Wrapper(
@@ -274,6 +288,8 @@ class StmtBuilderMixin(AssignBuilderMixin):
                 raise self.error(context_tree, f"block {owner.name!r} has two T.init()")
             owner.init = self.build_suite(suite)
             return None
+        if isinstance(value, S.RealizeSpec):
+            return realize_stmt(value, self.build_suite(suite), self.stmt_span(tree))
         if isinstance(value, S.LetSpec) and value.var is not None:
             body = self.build_suite(suite)
             return LetStmt(value.var, value.value, body, span=self.stmt_span(tree))

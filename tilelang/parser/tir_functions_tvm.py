@@ -9,7 +9,7 @@ its argument check.
 
 from __future__ import annotations
 
-from tilelang.ir import Buffer, BufferLoad, Cast, FloatImm, IntImm, Var, const
+from tilelang.ir import Buffer, BufferLoad, Cast, FloatImm, IntImm, PrimExpr, Var, const
 from tilelang.ir import op as ops
 from tilelang.ir.expr import StringImm
 from tilelang.parser import specs as S
@@ -255,3 +255,18 @@ def call_tir(callee, *args, dtype=None, span=None):
         return make_call(callee, values, span)
     name = as_str(callee, "callee")
     return ops.call_tir(name, "handle" if dtype is None else as_dtype(dtype), *values, span=span)
+
+
+@tir_function("realize", regions=("buffer_slice",))
+def realize(buffer_slice, storage_scope=None, condition=True):
+    """``T.realize(A[0:16, 0:8], "global")``: TVM's pre-TensorIR storage realisation
+    (parsed and printed; not lowered)."""
+    from tilelang.ir import BufferRegion
+
+    if not isinstance(buffer_slice, BufferRegion):
+        raise ArgError(f"expected a buffer region such as A[0:16], got {_kind(buffer_slice)}")
+    scope = None if storage_scope is None else as_str(storage_scope, "storage_scope")
+    condition = const(condition) if isinstance(condition, bool) else condition
+    if not (isinstance(condition, PrimExpr) and condition.dtype.is_bool()):
+        raise ArgError(f"expected a bool condition, got {_kind(condition)}", "condition")
+    return S.RealizeSpec(buffer_slice, scope, condition)

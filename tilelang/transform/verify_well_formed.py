@@ -11,6 +11,7 @@ position when the parser recorded one):
 * a block's iterators are used only inside that block (not in its bindings, its
   predicate or after it);
 * loop bounds are integers;
+* no ``T.realize`` (TVM's BufferRealize, parsed and printed but not lowered);
 * float math (``T.exp``, ``T.atan2``...) has float arguments (TVM's ``T.exp(0)`` is an
   int32 call that no backend computes);
 * ``break``/``continue`` (``T.break_loop()``/``T.continue_loop()``) sit in a serial or
@@ -120,6 +121,14 @@ class _Checker(StmtExprVisitor):
         self.visit(op.body)
         self.jump_targets.pop()
         self.undefine_var(op.loop_var)
+
+    def visit_buffer_realize(self, op: S.BufferRealize):
+        raise _error(
+            f"T.realize (TVM's storage realisation before TensorIR) in function "
+            f"{self.func_name!r} is not lowered by tilelang; allocate the buffer with "
+            "T.alloc_buffer or T.decl_buffer instead",
+            op,
+        )
 
     def visit_while(self, op: S.While):
         self.visit(op.condition)

@@ -161,6 +161,10 @@ class ExprPrinter(NodeFunctor):
             left, right = self.operand(op.a, P_CMP + 1), self.operand(op.b, P_CMP + 1)
         else:  # left-associative: the right operand binds tighter
             left, right = self.operand(op.a, prec), self.operand(op.b, prec + 1)
+        if _bare_int(op.a) and _bare_int(op.b):
+            # two plain literals would be computed by the parser (0 // 256 is 0): one
+            # typed literal keeps the operation
+            left = f"T.int32({op.a.value})"
         return f"{left} {symbol} {right}", prec
 
     def visit_not(self, op: E.Not):
@@ -207,3 +211,8 @@ class ExprPrinter(NodeFunctor):
         if info is not None and info.result == "given" and op.op != "if_then_else":
             args.append(f'dtype="{op.dtype}"')  # as TVM writes T.tvm_struct_get(..., dtype=)
         return f"T.{op.op}({', '.join(args)})", P_ATOM
+
+
+def _bare_int(expr) -> bool:
+    """An int32 constant, which prints as a plain Python number."""
+    return isinstance(expr, E.IntImm) and expr.dtype == INT32

@@ -42,6 +42,14 @@ def undeclared_buffers(func: PrimFunc) -> list[Buffer]:
                 declared[id(buffer)] = buffer
                 found.append(buffer)
 
+        def visit_attr_stmt(self, stmt):
+            # buffers named by an attribute (T.attr([A, B], "buffer_bind_scope", ...))
+            nodes = stmt.node if isinstance(stmt.node, (list, tuple)) else [stmt.node]
+            for node in nodes:
+                if isinstance(node, Buffer):
+                    self.visit_buffer_ref(node)
+            self.generic_visit(stmt)
+
     _Collect().visit(func.body)
     return found
 

@@ -110,9 +110,35 @@ class StmtPrinter(ExprPrinter):
     def visit_attr_stmt(self, op: S.AttrStmt):
         if isinstance(op.node, S.IterVar) and op.attr_key == "thread_extent":
             return self.launch_thread(op)
+        body = op.body
+        if (
+            op.attr_key == "realize_scope"
+            and isinstance(body, S.BufferRealize)
+            and body.buffer is op.node
+            and isinstance(op.value, E.StringImm)
+        ):
+            return self.realize(body, string_literal(op.value.value))
         node = self.value(op.node)
         self.emit(f"with T.attr({node}, {string_literal(op.attr_key)}, {self.expr(op.value)}):")
         self.body(op.body)
+
+    def visit_buffer_realize(self, op: S.BufferRealize):
+        self.realize(op, None)
+
+    def realize(self, op: S.BufferRealize, scope: str | None):
+        """``T.realize(A[0:16], "global")`` over the rest (``with`` when not last), as
+        TVM prints a realize_scope attribute around its BufferRealize."""
+        region = BufferRegion(op.buffer, op.bounds)
+        args = [self.region(region)] + ([scope] if scope is not None else [])
+        if not _is_true(op.condition):
+            args.append(f"condition={self.expr(op.condition)}")
+        call = f"T.realize({', '.join(args)})"
+        if self.tail:
+            self.emit(call)
+            self.print_stmt(op.body, tail=True)
+        else:
+            self.emit(f"with {call}:")
+            self.body(op.body)
 
     def launch_thread(self, op: S.AttrStmt):
         """A thread launch, as TVM prints it: ``bx = T.launch_thread("blockIdx.x", 8)``
