@@ -228,6 +228,9 @@ class CLikePrinter(NodeFunctor):
     def visit_evaluate(self, op: S.Evaluate) -> None:
         if isinstance(op.value, (E.IntImm, E.FloatImm)):
             return  # T.evaluate(0): nothing to do
+        if isinstance(op.value, E.Call) and op.value.op in ("break_loop", "continue_loop"):
+            self.emit("break;" if op.value.op == "break_loop" else "continue;")
+            return
         self.emit(f"{self._strip(self.expr(op.value))};")
 
     def visit_assert_stmt(self, op: S.AssertStmt) -> None:

@@ -77,7 +77,20 @@ MAX_ERROR_VALUES = 16
 
 
 class CPrinter(CLikePrinter):
-    """The C99 dialect: the defaults of :class:`CLikePrinter`."""
+    """The C99 dialect: the defaults of :class:`CLikePrinter`, and calls between the
+    module's functions (``call_tir``) as plain C calls of their symbols."""
+
+    # (function name -> C symbol, the set of names called), given by generate_c
+    module_calls: tuple | None = None
+
+    def visit_call(self, op):
+        if op.op != "call_tir":
+            return super().visit_call(op)
+        if self.module_calls is None:
+            raise BuildError("a call of another function needs the whole module")
+        symbols, callees = self.module_calls
+        callees.add(op.args[0].value)
+        return f"{symbols[op.args[0].value]}({', '.join(self.expr(a) for a in op.args[1:])})"
 
 
 @attrs.frozen
@@ -98,8 +111,10 @@ def generate_c(mod, target, extern_headers=(), printer_class=CPrinter) -> CSourc
     verify_lowered(mod, target.kind)
     symbols = export_symbols(funcs, reserved=(ERROR_SYMBOL, ERROR_VALUES_SYMBOL))
     bodies, prototypes, helpers, externs, asserts = [], {}, set(), {}, False
+    callees = set()
     for name, func in funcs:
         printer = printer_class(ScopedNames(set(symbols.values())), target.num_cores)
+        printer.module_calls = (symbols, callees)
         prototypes[name] = print_function(printer, symbols[name], func)
         bodies.append("\n".join(printer.lines))
         helpers |= printer.helpers
@@ -120,6 +135,8 @@ def generate_c(mod, target, extern_headers=(), printer_class=CPrinter) -> CSourc
         ]
         if declarations:
             parts.append("\n".join(declarations))
+    if callees:  # functions calling each other, in any order
+        parts.append("\n".join(f"{prototypes[name]};" for name in sorted(callees)))
     parts.extend(bodies)
     return CSource("\n\n".join(parts) + "\n", symbols, prototypes, asserts)
 

@@ -37,7 +37,9 @@ def generate_ir(lowered_mod, options: LLVMOptions) -> tuple[CodeGenLLVM, dict]:
     codegen = CodeGenLLVM(options)
     prim_funcs = [(n, f) for n, f in lowered_mod.functions.items() if isinstance(f, PrimFunc)]
     funcs = {}
-    for name, symbol in export_symbols(prim_funcs).items():
+    symbols = export_symbols(prim_funcs)
+    codegen.subroutines = {name: (s, lowered_mod.functions[name]) for name, s in symbols.items()}
+    for name, symbol in symbols.items():
         func = lowered_mod.functions[name]
         add_versioned_function(codegen, symbol, func, constant_extent)
         funcs[name] = (symbol, func)

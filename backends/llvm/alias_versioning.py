@@ -83,7 +83,7 @@ def add_versioned_function(codegen, symbol: str, func, extent_of) -> ir.Function
         return codegen.add_function(symbol, func)
     may_alias = codegen.add_function(f"{symbol}.may_alias", func, linkage="internal")
     no_alias = codegen.add_function(f"{symbol}.no_alias", func, noalias=True, linkage="internal")
-    fn = ir.Function(codegen.module, may_alias.function_type, symbol)
+    fn = codegen.declare_function(symbol, may_alias.function_type)
     for arg, inner in zip(fn.args, may_alias.args):
         arg.name = inner.name
     b = ir.IRBuilder(fn.append_basic_block("entry"))

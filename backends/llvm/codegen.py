@@ -76,6 +76,8 @@ class CodeGenLLVM(ExprEmitter):
         self.uses_openmp = False
         self.num_outlined = 0
         self.in_parallel = False
+        self.loop_exits: list = []  # (continue, break) blocks of the enclosing loops
+        self.subroutines: dict = {}  # the module's function names -> (symbol, PrimFunc)
         self.env: dict = {}
         self.no_inbounds: set = set()
 
@@ -85,7 +87,7 @@ class CodeGenLLVM(ExprEmitter):
         pointers are ``noalias`` when ``noalias`` says so (default: ``tir.noalias``)."""
         params = list(func.params) + list(func.attrs.get("tl.size_vars", ()))
         arg_types = [PTR if p in func.buffer_map else _scalar_arg_type(p.dtype) for p in params]
-        fn = ir.Function(self.module, ir.FunctionType(VOID, arg_types), symbol)
+        fn = self.declare_function(symbol, ir.FunctionType(VOID, arg_types))
         if linkage:
             fn.linkage = linkage
         self.begin_function(fn, in_parallel=False)
@@ -107,6 +109,28 @@ class CodeGenLLVM(ExprEmitter):
         self.visit(func.body)
         self.finish_function()
         return fn
+
+    def declare_function(self, symbol: str, fnty) -> ir.Function:
+        """The function ``symbol``: the declaration a call made before it was defined,
+        or a new one."""
+        fn = self.module.globals.get(symbol)
+        if isinstance(fn, ir.Function) and fn.is_declaration and fn.function_type == fnty:
+            return fn
+        return ir.Function(self.module, fnty, symbol)
+
+    def call_subroutine(self, op):
+        """A call of another function of the module (``call_tir``; checked by
+        verify_lowered), with its arguments as that function takes them."""
+        symbol, callee = self.subroutines[op.args[0].value]
+        types = [
+            PTR if p in callee.buffer_map else _scalar_arg_type(p.dtype) for p in callee.params
+        ]
+        fn = self.declare_function(symbol, ir.FunctionType(VOID, types))
+        args = []
+        for arg, arg_type in zip(op.args[1:], types):
+            value = self.visit(arg)
+            args.append(value if value.type == arg_type else self.builder.zext(value, arg_type))
+        return self.builder.call(fn, args)
 
     def begin_function(self, fn, in_parallel):
         """Start emitting into ``fn`` with an empty environment. The entry block holds
@@ -161,8 +185,19 @@ class CodeGenLLVM(ExprEmitter):
         self.store_value(op.buffer, index, op.value)
 
     def visit_evaluate(self, op):
-        if not isinstance(op.value, E.IntImm):
+        if isinstance(op.value, E.Call) and op.value.op in ("break_loop", "continue_loop"):
+            self.jump(op.value.op)
+        elif not isinstance(op.value, E.IntImm):
             self.visit(op.value)
+
+    def jump(self, kind: str):
+        """``break``/``continue``: a branch to the innermost loop's exit or latch; the
+        code after it (unreachable) goes to a block of its own."""
+        if not self.loop_exits:
+            raise BuildError(f"T.{kind}() outside a loop")
+        latch, done = self.loop_exits[-1]
+        self.builder.branch(done if kind == "break_loop" else latch)
+        self.builder.position_at_end(self.builder.append_basic_block("after.jump"))
 
     def visit_let_stmt(self, op):
         self.env[op.var] = self.visit(op.value)
@@ -247,7 +282,9 @@ class CodeGenLLVM(ExprEmitter):
         self.builder.position_at_end(header)
         self.builder.cbranch(self.visit(op.condition), body, done)
         self.builder.position_at_end(body)
+        self.loop_exits.append((header, done))
         self.visit(op.body)
+        self.loop_exits.pop()
         self.builder.branch(header)
         self.builder.position_at_end(done)
 
@@ -320,14 +357,20 @@ class CodeGenLLVM(ExprEmitter):
         self.builder.cbranch(compare("<", index, hi), body, done)
         self.builder.position_at_end(body)
         self.env[loop_var] = index
+        # the increment has a block of its own: `continue` branches to it
+        latch_block = self.builder.append_basic_block("for.latch")
+        self.loop_exits.append((latch_block, done))
         emit_body()
+        self.loop_exits.pop()
+        self.builder.branch(latch_block)
+        self.builder.position_at_end(latch_block)
         flags = ("nuw",) if dtype.is_uint() else ("nsw",)
         following = self.builder.add(index, stride, flags=flags)
         latch = self.builder.branch(header)
         if hints:
             latch.set_metadata("llvm.loop", self._loop_id(hints))
         index.add_incoming(lo, before)
-        index.add_incoming(following, self.builder.block)
+        index.add_incoming(following, latch_block)
         self.builder.position_at_end(done)
 
     def _loop_id(self, hints):

@@ -201,6 +201,7 @@ def _call_extern(emitter, op):
 
 
 _HANDLERS = {
+    "call_tir": lambda emitter, op: emitter.call_subroutine(op),
     "rsqrt": _rsqrt,
     "sigmoid": _sigmoid,
     "fmod": _fmod,

@@ -64,12 +64,11 @@ def _generate(lowered_mod: IRModule):
     # two symbols that sanitise alike are renamed apart, never merged.
     function_names = NameTable()
     for key, func in lowered_mod.functions.items():
-        if not isinstance(func, PrimFunc):
-            continue
-        symbol = function_names.fresh(func.attrs.get("global_symbol", key))
-        source, used = function_source(func, symbol)
+        if isinstance(func, PrimFunc):
+            names[key] = function_names.fresh(func.attrs.get("global_symbol", key))
+    for key, symbol in names.items():
+        source, used = function_source(lowered_mod.functions[key], symbol, names)
         parts += [source, "", ""]
-        names[key] = symbol
         externs += [n for n in used if n not in externs]
     return "\n".join(parts).rstrip() + "\n", names, externs
 

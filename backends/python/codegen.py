@@ -196,11 +196,19 @@ class FunctionWriter(NodeFunctor):
     def visit_evaluate(self, s):
         if isinstance(s.value, (E.IntImm, E.FloatImm, E.StringImm)):
             return
+        if isinstance(s.value, E.Call) and s.value.op in _JUMPS:
+            self.emit(_JUMPS[s.value.op])
+            return
         self.emit(self.exprs.expr(s.value))
 
 
-def function_source(func, name: str) -> tuple[str, list[str]]:
+_JUMPS = {"break_loop": "break", "continue_loop": "continue"}
+
+
+def function_source(func, name: str, module_symbols=None) -> tuple[str, list[str]]:
     """The Python source of one lowered function, defined as ``name`` (an identifier
-    from the module's NameTable), and the extern names it calls."""
+    from the module's NameTable), and the extern names it calls; ``module_symbols``
+    names the module's functions for the calls between them."""
     writer = FunctionWriter(func, name)
+    writer.exprs.module_symbols = module_symbols
     return writer.write(), writer.exprs.externs

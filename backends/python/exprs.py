@@ -105,6 +105,7 @@ class ExprPrinter(NodeFunctor):
         self.names = names
         self.array_name = array_name  # id(data var) -> identifier of its flat array
         self.externs: list[str] = []
+        self.module_symbols: dict | None = None  # function name -> its Python identifier
         self.in_ring = False  # rendering an operand of a Python-int chain (or an index)
 
     def expr(self, e: E.PrimExpr) -> str:
@@ -278,4 +279,7 @@ class ExprPrinter(NodeFunctor):
             if name not in self.externs:
                 self.externs.append(name)
             return self.call(f"_extern[{name!r}]", *args[1:])
+        if op == "call_tir" and self.module_symbols is not None:
+            # another function of the module (a pointer argument is its flat array)
+            return self.call(self.module_symbols[args[0].value], *args[1:])
         raise BuildError(f"the python backend does not support the intrinsic {op!r}")

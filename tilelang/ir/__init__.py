@@ -74,6 +74,7 @@ from tilelang.ir.stmt import (
     AttrStmt,
     Block,
     BlockRealize,
+    BufferRealize,
     BufferStore,
     DeclBuffer,
     Evaluate,

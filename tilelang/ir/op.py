@@ -20,10 +20,10 @@ UINT32 = DataType("uint32")
 class OpInfo:
     """How an intrinsic is called and typed.
 
-    ``result`` is ``"float"`` (same as the argument, which must be a float),
+    ``result`` is ``"float"`` (same as the argument; only floats can be built),
     ``"same"`` (same as the first argument), ``"int"`` (same as the argument, which
-    must be an integer), ``"bool"``, ``"handle"``, ``"uint32"``, ``"arg1"`` (the type
-    of the second argument) or ``"given"``
+    must be an integer), ``"bool"``, ``"handle"``, ``"uint32"``, ``"int32"`` (with the
+    first argument's lanes), ``"arg1"`` (the type of the second argument) or ``"given"``
     (the caller states the dtype, as ``call_extern`` does).
     """
 
@@ -72,6 +72,22 @@ INTRINSICS: dict[str, OpInfo] = {
     "tvm_struct_get": OpInfo("tvm_struct_get", 3, "given"),
     "tvm_struct_set": OpInfo("tvm_struct_set", 4, "given"),
     "tvm_stack_alloca": OpInfo("tvm_stack_alloca", 2, "handle"),
+    "tvm_stack_make_shape": OpInfo("tvm_stack_make_shape", None, "given"),
+    "tvm_stack_make_array": OpInfo("tvm_stack_make_array", 6, "given"),
+    "tvm_call_packed": OpInfo("tvm_call_packed", None, "given"),
+    "tvm_call_cpacked": OpInfo("tvm_call_cpacked", None, "given"),
+    "tvm_call_packed_lowered": OpInfo("tvm_call_packed_lowered", None, "given"),
+    "tvm_call_cpacked_lowered": OpInfo("tvm_call_cpacked_lowered", None, "given"),
+    "isnullptr": OpInfo("isnullptr", 1, "bool"),  # a handle is NULL
+    "tvm_tuple": OpInfo("tvm_tuple", None, "handle"),  # values of a buffer_bind_scope
+    "tvm_throw_last_error": OpInfo("tvm_throw_last_error", 0, "given"),
+    "TVMBackendAllocWorkspace": OpInfo("TVMBackendAllocWorkspace", 5, "given"),
+    "TVMBackendFreeWorkspace": OpInfo("TVMBackendFreeWorkspace", 3, "given"),
+    # TVM's fixed-point multiply (x * y * 2**s / 2**q, rounded), and its per-channel
+    # form (x, y, left shift, right shift, q, left shift needed, right shift needed);
+    # int32 results, computed through tilelang.transform.lower_intrinsics
+    "q_multiply_shift": OpInfo("q_multiply_shift", 4, "int32"),
+    "q_multiply_shift_per_axis": OpInfo("q_multiply_shift_per_axis", 7, "int32"),
     "call_llvm_pure_intrin": OpInfo("call_llvm_pure_intrin", None, "given"),
     "call_llvm_intrin": OpInfo(
         "call_llvm_intrin", None, "given"
@@ -88,6 +104,12 @@ INTRINSICS: dict[str, OpInfo] = {
     "tvm_thread_allreduce": OpInfo("tvm_thread_allreduce", None, "given"),
     "reinterpret": OpInfo("reinterpret", 1, "given"),  # the same bits as another type
     "llvm_lookup_intrinsic_id": OpInfo("llvm_lookup_intrinsic_id", 1, "uint32"),
+    # `break` / `continue` of the innermost serial or while loop (as statements)
+    "break_loop": OpInfo("break_loop", 0, "handle"),
+    "continue_loop": OpInfo("continue_loop", 0, "handle"),
+    # a call of another function of the module, named by argument 0 (TVM's GlobalVar
+    # call); typed by the callee's result, ``handle`` for none
+    "call_tir": OpInfo("call_tir", None, "given"),
 }
 
 
@@ -106,8 +128,10 @@ def call_intrin(name: str, *args, dtype=None, span=None) -> E.Call:
     if info.result == "float":
         if len(args) == 2:
             args = match_types(*args)
-        if not args[0].dtype.element_of().is_float():
-            raise E.TIRTypeError(f"T.{name} needs a float argument, got {args[0].dtype}")
+        # TVM types the call by its argument whatever it is (T.exp(0) is an int32
+        # call); the backends compute float math of floats only (VerifyWellFormed)
+        if args[0].dtype.element_of().is_handle():
+            raise E.TIRTypeError(f"T.{name} needs a number, got {args[0].dtype}")
         dtype = args[0].dtype
     elif info.result == "int":
         if not args[0].dtype.element_of().is_integer():
@@ -123,6 +147,11 @@ def call_intrin(name: str, *args, dtype=None, span=None) -> E.Call:
         dtype = HANDLE
     elif info.result == "uint32":
         dtype = UINT32
+    elif info.result == "int32":
+        lanes = args[0].dtype.lanes
+        if dtype is not None and DataType(dtype) != INT32.with_lanes(lanes):
+            raise E.TIRTypeError(f"T.{name} is int32, not {dtype}")
+        dtype = INT32.with_lanes(lanes)
     elif info.result == "arg1":
         dtype = args[1].dtype
     elif dtype is None:
@@ -199,6 +228,16 @@ def call_extern(dtype, func_name: str, *args, span=None):
     """A call of the C function ``func_name`` returning ``dtype``."""
     return E.Call(
         DataType(dtype), "call_extern", (E.StringImm(func_name), *map(convert, args)), span=span
+    )
+
+
+def call_tir(func_name: str, dtype, *args, span=None):
+    """A call of the module's function ``func_name``, whose result is ``dtype``."""
+    return E.Call(
+        DataType(dtype),
+        "call_tir",
+        (E.StringImm(func_name, span=span), *map(convert, args)),
+        span=span,
     )
 
 

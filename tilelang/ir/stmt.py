@@ -92,6 +92,21 @@ class BufferStore(Stmt):
     span: object = span_field()
 
 
+class ThreadTag(str):
+    """A loop's thread axis: the string ``"threadIdx.x"`` that also answers TVM's
+    ``For.thread_binding.thread_tag``."""
+
+    __slots__ = ()
+
+    @property
+    def thread_tag(self) -> str:
+        return str(self)
+
+
+def _thread_tag(value):
+    return ThreadTag(value) if isinstance(value, str) else value
+
+
 @attrs.frozen(eq=False, repr=False)
 class For(Stmt):
     """A loop. ``thread_binding`` names the thread axis (``"threadIdx.x"``) of a
@@ -102,7 +117,7 @@ class For(Stmt):
     extent: E.PrimExpr = child(converter=convert)
     kind: ForKind = plain(converter=_for_kind)
     body: Stmt = child()
-    thread_binding: str | None = plain(default=None)
+    thread_binding: str | None = plain(default=None, converter=_thread_tag)
     annotations: dict = plain(factory=dict, converter=_frozen_dict)
     step: E.PrimExpr | None = child(default=None, converter=_optional_expr)
     span: object = span_field()
@@ -149,6 +164,19 @@ class AttrStmt(Stmt):
     node: object = plain()
     attr_key: str = plain()
     value: E.PrimExpr = child(converter=convert)
+    body: Stmt = child()
+    span: object = span_field()
+
+
+@attrs.frozen(eq=False, repr=False)
+class BufferRealize(Stmt):
+    """TVM's pre-TensorIR storage realisation: ``buffer`` holds ``bounds`` (ranges, one
+    per axis) for ``body`` when ``condition`` holds. Written ``T.realize(A[0:16], "")``;
+    tilelang parses and prints it but does not lower it (VerifyWellFormed refuses it)."""
+
+    buffer: Buffer = ref()
+    bounds: tuple = child(converter=tuple)
+    condition: E.PrimExpr = child(converter=convert)
     body: Stmt = child()
     span: object = span_field()
 

@@ -192,10 +192,12 @@ class AssignBuilderMixin:
         """Directly in the function body or a block, the block (or the root block)
         allocates the buffer; anywhere else ``T.alloc_buffer`` is TVM 0.27's statement
         (AllocBuffer): storage for the rest of the scope, as an unbacked T.decl_buffer."""
-        if not isinstance(owner, (FuncFrame, BlockFrame)):
+        if not isinstance(owner, (FuncFrame, BlockFrame)) or spec.annotations:
+            # annotations belong to an allocation statement (TVM's AllocBuffer), which
+            # holds for the rest of the scope wherever it is written
             if spec.buffer.data is not None:
                 raise self.error(tree, "T.alloc_buffer allocates its own data; use T.decl_buffer")
-            return self.decl_buffer(name, S.DeclBufferSpec(spec.buffer), tree)
+            return self.decl_buffer(name, S.DeclBufferSpec(spec.buffer), tree, spec.annotations)
         buffer = spec.buffer.make(name, self.span(tree))
         if isinstance(owner, FuncFrame):
             owner.root_allocs.append(buffer)
@@ -224,7 +226,7 @@ class AssignBuilderMixin:
         self.scopes.define(name, buffer)
         return None
 
-    def decl_buffer(self, name, spec: S.DeclBufferSpec, tree):
+    def decl_buffer(self, name, spec: S.DeclBufferSpec, tree, annotations=None):
         span = self.span(tree)
         buffer = spec.buffer.make(name, span)
         self.scopes.define(name, buffer)
@@ -237,6 +239,7 @@ class AssignBuilderMixin:
                 buffer.shape,
                 const(True),
                 DeclBuffer(buffer, body, span=span),
+                annotations or {},
                 scope=buffer.scope,
                 span=span,
             )

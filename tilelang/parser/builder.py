@@ -86,6 +86,10 @@ class FunctionBuilder(StmtBuilderMixin):
         self._lines = None
         self.ret_type = None  # the result dtype of the function being built
         self.env_threads: dict = {}  # T.env_thread variables -> their thread tags
+        self.module = None  # the ModuleRef of the @I.ir_module class being built
+        # what `break`/`continue` would leave: the kind of each enclosing loop, None
+        # for a block (a jump never leaves a block)
+        self.jump_targets: list = []
 
     # ------------------------------------------------------------- utilities
 
@@ -150,6 +154,8 @@ class FunctionBuilder(StmtBuilderMixin):
             return self.constants[name]
         if name in calls.BUILTINS:
             return calls.BUILTINS[name]
+        if self.module is not None and name == self.module.name:
+            return self.module
         kind = self.aliases.names.get(name)
         if kind is not None:
             return Namespace(kind)
@@ -358,6 +364,7 @@ def build_decorated(item, source, aliases, constants, state) -> IRModule:
     if _MODULE not in kinds:
         raise source.error_at(decorators[0], "a class needs @I.ir_module")
     functions, module_attrs = {}, {}
+    module = _scan_module(definition, source, aliases, constants)
     for member in statements_of(definition.children[-1]):
         if member.data == "expr_stmt" and _is_docstring(member) or member.data == "pass_stmt":
             continue
@@ -375,12 +382,29 @@ def build_decorated(item, source, aliases, constants, state) -> IRModule:
             raise source.error_at(member.children[0], "a module function needs @T.prim_func")
         else:
             builder = state["builder"] = FunctionBuilder(source, aliases, constants)
+            builder.module = module
             private = _is_private(member.children[:-1])
             name, func = builder.build_function(member.children[-1], private)
         if name in functions:
             raise source.error_at(member.children[-1], f"function {name} is defined twice")
         functions[name] = func
     return IRModule(functions, module_attrs)
+
+
+def _scan_module(definition, source, aliases, constants):
+    """The module's name and its prim_funcs' signatures, for calls between them."""
+    from tilelang.parser.subroutines import is_prim_funcdef, scan_module
+
+    def is_prim_func(decorators):
+        return _PRIM_FUNC in [decorator_kind(source, aliases, d) for d in decorators]
+
+    members = [
+        m.children[-1]
+        for m in statements_of(definition.children[-1])
+        if is_prim_funcdef(m, is_prim_func)
+    ]
+    reader = FunctionBuilder(source, aliases, constants)
+    return scan_module(str(definition.children[0]), members, reader.result_type)
 
 
 def _is_module_attrs(stmt, aliases) -> bool:

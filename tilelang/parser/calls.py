@@ -16,6 +16,7 @@ from tilelang.ir.dtype import is_valid_dtype
 from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
 from tilelang.parser.expr_builder import SpecialName, describe
+from tilelang.parser.subroutines import FunctionRef, call_subroutine
 
 
 class Builtin:
@@ -73,6 +74,8 @@ def call_value(ctx, callee, tree, arguments):
         return ctx.guard(tree, binary, callee.name, values[0], values[1], ctx.span(tree))
     if isinstance(callee, S.Captured):
         return call_captured(ctx, callee, tree, args, kwargs)
+    if isinstance(callee, FunctionRef):
+        return call_subroutine(ctx, callee, tree, args, kwargs)
     if isinstance(callee, SpecialName):
         if callee.name == "let":
             raise ctx.error(tree, "T.let is written `with T.let(x, value):`")

@@ -36,6 +36,7 @@ from tilelang.parser import operators
 from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
 from tilelang.parser.simplify import extent_of, region_extent
+from tilelang.parser.subroutines import ModuleRef, module_member
 
 
 class Namespace:
@@ -195,6 +196,8 @@ class ExprBuilder:
             return self.namespace_member(base, name, tree)
         if isinstance(base, Buffer):
             return self.buffer_member(base, name, tree)
+        if isinstance(base, ModuleRef):
+            return module_member(self.ctx, base, name, tree)
         if isinstance(base, PrimExpr) and name == "dtype":
             return str(base.dtype)
         if isinstance(base, S.SymbolicVarSpec) and name == "ty":  # T.handle("float32").ty

@@ -113,6 +113,7 @@ class AllocBufferSpec:
     """``T.alloc_buffer(...)``: a buffer owned by the enclosing block (or the root)."""
 
     buffer: BufferSpec
+    annotations: dict = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -203,9 +204,11 @@ class AllocateConstSpec:
 
 @attrs.frozen
 class LetSpec:
-    """``T.LetStmt(value)``, consumed by ``with ... as x:`` (classic TVMScript's let)."""
+    """``T.LetStmt(value)``, consumed by ``with ... as x:`` (classic TVMScript's let),
+    or ``T.LetStmt(value, var=y)`` by ``with ...:``, binding the existing ``y``."""
 
     value: PrimExpr
+    var: object = None
 
 
 class Captured:
@@ -226,3 +229,14 @@ class LambdaSpec:
 
     params: tuple
     apply: object
+
+
+@attrs.frozen
+class RealizeSpec:
+    """``T.realize(A[0:16], "global", condition=...)``: TVM's BufferRealize over the rest
+    of the body (or a ``with`` body), under ``T.attr(A, "realize_scope", scope)`` when a
+    storage scope is given."""
+
+    region: object  # a BufferRegion
+    scope: str | None
+    condition: object

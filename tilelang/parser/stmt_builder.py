@@ -9,6 +9,8 @@ recurses.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import attrs
 from lark import Token, Tree
 
@@ -18,8 +20,10 @@ from tilelang.ir import (
     Block,
     BlockRealize,
     Buffer,
+    BufferRealize,
     Evaluate,
     For,
+    ForKind,
     IfThenElse,
     LetStmt,
     PrimExpr,
@@ -40,6 +44,16 @@ from tilelang.parser.expr_builder import describe
 from tilelang.parser.frames import BlockFrame, FuncFrame, Wrapper
 
 __all__ = ["StmtBuilderMixin", "FuncFrame", "BlockFrame", "Wrapper", "statements_of"]
+
+
+def realize_stmt(spec, body, span):
+    """``T.realize``'s statement: BufferRealize, under its ``realize_scope`` attribute
+    when a storage scope is given (as TVM builds it)."""
+    region = spec.region
+    stmt = BufferRealize(region.buffer, region.region, spec.condition, body, span=span)
+    if spec.scope is None:
+        return stmt
+    return AttrStmt(region.buffer, "realize_scope", StringImm(spec.scope), stmt, span=span)
 
 
 def statements_of(suite) -> list:
@@ -92,6 +106,35 @@ class StmtBuilderMixin(AssignBuilderMixin):
     def stmt_pass_stmt(self, tree, owner):
         return None
 
+    def stmt_break_stmt(self, tree, owner):
+        """``break`` / ``continue``: TVM's ``T.break_loop()`` / ``T.continue_loop()``,
+        which leave or restart the innermost loop; it must be a serial loop or a
+        ``while`` of the same block."""
+        keyword = "break" if tree.data == "break_stmt" else "continue"
+        target = self.jump_targets[-1] if self.jump_targets else None
+        if target is None:
+            where = " of its block (a jump cannot leave a block)" if self.jump_targets else ""
+            raise self.error(tree, f"`{keyword}` outside a loop{where}")
+        if target not in ("while", ForKind.SERIAL):
+            raise self.error(
+                tree,
+                f"`{keyword}` in a {target.tag} loop: only a serial loop (range, T.serial) "
+                "or a while loop can be left early",
+            )
+        call = ops.call_intrin(f"{keyword}_loop", span=self.span(tree))
+        return Evaluate(call, span=self.stmt_span(tree))
+
+    stmt_continue_stmt = stmt_break_stmt
+
+    @contextmanager
+    def jump_target(self, kind):
+        """Statements built inside belong to a loop of ``kind`` (None: a block)."""
+        self.jump_targets.append(kind)
+        try:
+            yield
+        finally:
+            self.jump_targets.pop()
+
     def stmt_import_name(self, tree, owner):
         return None
 
@@ -132,6 +175,9 @@ class StmtBuilderMixin(AssignBuilderMixin):
             return None  # a docstring
         if isinstance(value, S.LaunchSpec) and not isinstance(value.thread, str):
             return self.launch_spec(value, tree)  # over the rest of the body
+        if isinstance(value, S.RealizeSpec):  # over the rest of the body
+            span = self.stmt_span(tree)
+            return Wrapper(lambda body: realize_stmt(value, body, span))
         if isinstance(value, S.AttrSpec):  # `T.attr(...)` alone: over the rest, as TVM
             span = self.stmt_span(tree)
             return Wrapper(
@@ -175,7 +221,9 @@ class StmtBuilderMixin(AssignBuilderMixin):
 
     def stmt_while_stmt(self, tree, owner):
         condition = self.exprs.condition(self.exprs.eval(tree.children[0]), tree.children[0])
-        return While(condition, self.build_suite(tree.children[1]), span=self.stmt_span(tree))
+        with self.jump_target("while"):
+            body = self.build_suite(tree.children[1])
+        return While(condition, body, span=self.stmt_span(tree))
 
     def stmt_for_stmt(self, tree, owner):
         target_tree, iterable_tree, suite = tree.children
@@ -207,7 +255,8 @@ class StmtBuilderMixin(AssignBuilderMixin):
                 self.scopes.define(var.name, var)
                 self.loop_doms[var] = Range(desc.min, desc.extent)
                 loop_vars.append(var)
-            body = self.build_body(statements_of(suite), None)
+            with self.jump_target(ForKind(spec.loops[-1].kind)):
+                body = self.build_body(statements_of(suite), None)
         span = self.stmt_span(tree)
         for var, desc in zip(reversed(loop_vars), reversed(spec.loops)):
             body = For(
@@ -239,6 +288,11 @@ class StmtBuilderMixin(AssignBuilderMixin):
                 raise self.error(context_tree, f"block {owner.name!r} has two T.init()")
             owner.init = self.build_suite(suite)
             return None
+        if isinstance(value, S.RealizeSpec):
+            return realize_stmt(value, self.build_suite(suite), self.stmt_span(tree))
+        if isinstance(value, S.LetSpec) and value.var is not None:
+            body = self.build_suite(suite)
+            return LetStmt(value.var, value.value, body, span=self.stmt_span(tree))
         if isinstance(value, S.AttrSpec):
             body = self.build_suite(suite)
             return AttrStmt(value.node, value.key, value.value, body, span=self.stmt_span(tree))
@@ -260,6 +314,8 @@ class StmtBuilderMixin(AssignBuilderMixin):
         for one that is not last in its sequence, as in TVM)."""
         context_tree = tree.children[0]
         if isinstance(value, S.LetSpec):
+            if value.var is not None:
+                raise self.error(context_tree, "T.LetStmt(value, var=...) takes no `as` name")
             value = value.value
         elif not isinstance(
             value, (S.AllocateSpec, S.AllocateConstSpec, S.DeclBufferSpec, S.LaunchSpec)
@@ -296,7 +352,7 @@ class StmtBuilderMixin(AssignBuilderMixin):
         outermost = self.block_depth == 0
         self.block_depth += 1
         try:
-            with self.scopes.frame():
+            with self.scopes.frame(), self.jump_target(None):
                 body = self.build_body(statements_of(suite), frame)
         finally:
             self.block_depth -= 1

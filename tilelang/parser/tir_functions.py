@@ -270,9 +270,10 @@ def alloc_buffer(
     offset_factor=0,
     buffer_type="default",
     axis_separators=None,
+    annotations=None,
 ):
     spec = _buffer_spec(shape, dtype, data, strides, elem_offset, scope, offset_factor)
-    return S.AllocBufferSpec(spec)
+    return S.AllocBufferSpec(spec, as_dict(annotations, "annotations"))
 
 
 @tir_function("decl_buffer")

@@ -9,7 +9,7 @@ its argument check.
 
 from __future__ import annotations
 
-from tilelang.ir import Buffer, BufferLoad, Cast, FloatImm, IntImm, Var, const
+from tilelang.ir import Buffer, BufferLoad, Cast, FloatImm, IntImm, PrimExpr, Var, const
 from tilelang.ir import op as ops
 from tilelang.ir.expr import StringImm
 from tilelang.parser import specs as S
@@ -96,12 +96,27 @@ def bind(value):
 
 
 @tir_function("LetStmt")
-def let_stmt(value, type_annotation=None):
-    """``with T.LetStmt(value) as x:``: ``x`` is bound to ``value`` in the body."""
+def let_stmt(value, type_annotation=None, var=None):
+    """``with T.LetStmt(value) as x:``: ``x`` is bound to ``value`` in the body;
+    ``with T.LetStmt(value, var=y):`` binds the variable ``y`` declared before."""
     value = as_expr(value, "value")
+    if var is not None:
+        if not isinstance(var, Var):
+            raise ArgError(f"expected a variable, got {_kind(var)}", "var")
+        value = _typed_like(value, var.dtype)
     if type_annotation is not None and as_dtype(type_annotation) != value.dtype:
         raise ArgError(f"the value is {value.dtype}, not {type_annotation}", "type_annotation")
-    return S.LetSpec(value)
+    return S.LetSpec(value, var)
+
+
+def _typed_like(value, dtype):
+    """A literal ``value`` in the type of the variable it is bound to."""
+    integral = isinstance(value, IntImm) and (dtype.is_integer() or dtype.is_float())
+    if (integral or isinstance(value, FloatImm) and dtype.is_float()) and value.dtype != dtype:
+        return const(value.value, dtype)
+    if value.dtype != dtype:
+        raise ArgError(f"the value is {value.dtype}, the variable {dtype}", "value")
+    return value
 
 
 @tir_function("meta_var")
@@ -222,3 +237,36 @@ def comm_reducer(combiner, identity, *, span=None):
         raise ArgError(f"the lambda gives {len(result)} values for {n} identities", "combiner")
     result = [as_expr(r, "combiner") for r in result]
     return CommReducer(params[:n], params[n:], result, identity, span=span)
+
+
+@tir_function("call_tir")
+def call_tir(callee, *args, dtype=None, span=None):
+    """``T.call_tir(Module.f, x, y)``: a call of the module's function ``f`` (as
+    ``Module.f(x, y)``); ``T.call_tir("f", x, dtype="float32")`` names it by string,
+    the form a function printed on its own takes."""
+    from tilelang.parser.subroutines import FunctionRef, make_call
+
+    values = [as_expr(a, "args") for a in args]
+    if isinstance(callee, FunctionRef):
+        if dtype is not None:
+            raise ArgError("the result type of a module function is its own", "dtype")
+        if len(values) != callee.num_params:
+            raise ArgError(f"{callee.name} takes {callee.num_params} arguments", "args")
+        return make_call(callee, values, span)
+    name = as_str(callee, "callee")
+    return ops.call_tir(name, "handle" if dtype is None else as_dtype(dtype), *values, span=span)
+
+
+@tir_function("realize", regions=("buffer_slice",))
+def realize(buffer_slice, storage_scope=None, condition=True):
+    """``T.realize(A[0:16, 0:8], "global")``: TVM's pre-TensorIR storage realisation
+    (parsed and printed; not lowered)."""
+    from tilelang.ir import BufferRegion
+
+    if not isinstance(buffer_slice, BufferRegion):
+        raise ArgError(f"expected a buffer region such as A[0:16], got {_kind(buffer_slice)}")
+    scope = None if storage_scope is None else as_str(storage_scope, "storage_scope")
+    condition = const(condition) if isinstance(condition, bool) else condition
+    if not (isinstance(condition, PrimExpr) and condition.dtype.is_bool()):
+        raise ArgError(f"expected a bool condition, got {_kind(condition)}", "condition")
+    return S.RealizeSpec(buffer_slice, scope, condition)

@@ -61,7 +61,7 @@ def eval_int(expr: E.PrimExpr, values: dict) -> int | None:
 
 def written_data_vars(func) -> set:
     """Data variables of buffers the function may write (stores, writable access_ptrs,
-    and every pointer handed to an extern call)."""
+    and every pointer handed to an extern call or another function of the module)."""
     written: dict[int, E.Var] = {}
 
     def visit(node):
@@ -71,7 +71,7 @@ def written_data_vars(func) -> set:
             mask = node.args[4]
             if not isinstance(mask, E.IntImm) or mask.value & 2:
                 written[id(node.args[1])] = node.args[1]
-        elif isinstance(node, E.Call) and node.op == "call_extern":
+        elif isinstance(node, E.Call) and node.op in ("call_extern", "call_tir"):
             for arg in node.args[1:]:
                 if isinstance(arg, E.Var) and arg.dtype.is_handle():
                     written[id(arg)] = arg

@@ -19,6 +19,7 @@ import random
 
 from tilelang.errors import ScheduleError
 from tilelang.ir import expr as E
+from tilelang.ir import stmt as S
 from tilelang.ir.function import IRModule, PrimFunc
 from tilelang.schedule import navigation
 from tilelang.schedule.api_annotation import AnnotationPrimitives
@@ -48,6 +49,13 @@ from tilelang.schedule.instruction import Instruction
 from tilelang.schedule.schedule_state import ScheduleState
 from tilelang.schedule.state import _RV, BlockRV, ExprRV, LoopRV, Tree
 from tilelang.schedule.trace import Trace
+
+# primitives that restructure the loop they are given (refused on irregular loops)
+_RESTRUCTURING = frozenset({
+    "split", "fuse", "reorder", "merge", "loop_partition", "blockize", "rfactor",
+    "parallel", "vectorize", "unroll", "bind", "compute_at", "reverse_compute_at",
+    "decompose_reduction", "decompose_padding", "tensorize",
+})  # fmt: skip
 
 
 class Schedule(
@@ -192,7 +200,31 @@ class Schedule(
             raise schedule_error(primitive, repr(rv), "expected a loop handle of this schedule")
         if rv not in self._symbols:
             raise unknown_handle(primitive, rv)
+        if primitive in _RESTRUCTURING:
+            self._refuse_irregular(self._symbols[rv], primitive)
         return self._symbols[rv]
+
+    def _refuse_irregular(self, symbol, primitive: str) -> None:
+        """A loop left early by ``break``/``continue`` keeps its shape (TVM's irregular
+        loops): restructured, the jump would leave another loop."""
+        from tilelang.ir.functor import post_order_visit
+        from tilelang.ir.jumps import is_irregular
+
+        func_name, var = symbol
+        func = self._mod.functions.get(func_name)
+        if func is None:
+            return
+        found = []
+        post_order_visit(
+            func.body,
+            lambda n: found.append(n) if isinstance(n, S.For) and n.loop_var is var else None,
+        )
+        if found and is_irregular(found[0]):
+            raise schedule_error(
+                primitive,
+                f"loop {var.name}",
+                "a break or continue leaves this loop early; it cannot be restructured",
+            )
 
     def _expr(self, rv, primitive: str):
         """The value of a sampled handle of this schedule."""

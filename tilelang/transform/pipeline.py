@@ -15,6 +15,7 @@ from tilelang.transform.flatten_buffer import FlattenBuffer
 from tilelang.transform.instrument_bound_checkers import CONFIG as BOUNDS_CHECK_CONFIG
 from tilelang.transform.instrument_bound_checkers import InstrumentBoundCheckers
 from tilelang.transform.lower_init_block import LowerInitBlock
+from tilelang.transform.lower_intrinsics import LowerIntrinsics
 from tilelang.transform.lower_match_buffer import LowerMatchBuffer
 from tilelang.transform.lower_opaque_block import LowerOpaqueBlock
 from tilelang.transform.pass_infra import PassContext, Sequential
@@ -42,8 +43,8 @@ def phases() -> list[list]:
             LowerMatchBuffer(),
             LowerOpaqueBlock(),
         ],
-        # phase 2: flat memory
-        [FlattenBuffer(), Simplify()],
+        # phase 2: flat memory; formula-defined intrinsics as arithmetic
+        [FlattenBuffer(), LowerIntrinsics(), Simplify()],
         # phase 3: loop transformations, clean-up, calling convention
         [UnrollLoop(), Simplify(), RemoveNoOp(), BindArguments()],
     ]

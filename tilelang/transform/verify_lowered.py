@@ -28,6 +28,7 @@ from tilelang.ir.buffer import Buffer
 from tilelang.ir.function import IRModule, PrimFunc
 from tilelang.ir.functor import StmtExprVisitor
 from tilelang.ir.printer import script
+from tilelang.transform.verify_calls import check_module_calls
 
 # The pass of the pipeline that establishes each rule: the hint for a user who
 # disabled it.
@@ -65,6 +66,8 @@ def verify_lowered(mod: IRModule | PrimFunc, target_kind: str | None = None) -> 
             _check_function(func)
         except _Violation as violation:
             raise BuildError(_message(symbol, violation, target_kind)) from None
+    if isinstance(mod, IRModule):
+        check_module_calls(mod.functions)
 
 
 def _message(symbol: str, violation: _Violation, target_kind: str | None) -> str:

@@ -10,7 +10,12 @@ position when the parser recorded one):
   ``match_buffer`` or a ``DeclBuffer``) and in scope;
 * a block's iterators are used only inside that block (not in its bindings, its
   predicate or after it);
-* loop bounds are integers.
+* loop bounds are integers;
+* no ``T.realize`` (TVM's BufferRealize, parsed and printed but not lowered);
+* float math (``T.exp``, ``T.atan2``...) has float arguments (TVM's ``T.exp(0)`` is an
+  int32 call that no backend computes);
+* ``break``/``continue`` (``T.break_loop()``/``T.continue_loop()``) sit in a serial or
+  ``while`` loop of the same block (TVM refuses them in other loop kinds too).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from tilelang.errors import TIRSyntaxError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.functor import StmtExprVisitor
+from tilelang.ir.op import INTRINSICS
 from tilelang.transform.pass_infra import prim_func_pass
 
 
@@ -41,6 +47,7 @@ class _Checker(StmtExprVisitor):
         self.buffers: set[int] = set()
         self.block_of_var: dict[int, str] = {}
         self.node_stack: list = []
+        self.jump_targets: list = []  # enclosing loops (None for a block), innermost last
 
     def _where(self):
         for node in reversed(self.node_stack):
@@ -110,8 +117,53 @@ class _Checker(StmtExprVisitor):
                     op,
                 )
         self.define_var(op.loop_var)
+        self.jump_targets.append(op)
         self.visit(op.body)
+        self.jump_targets.pop()
         self.undefine_var(op.loop_var)
+
+    def visit_buffer_realize(self, op: S.BufferRealize):
+        raise _error(
+            f"T.realize (TVM's storage realisation before TensorIR) in function "
+            f"{self.func_name!r} is not lowered by tilelang; allocate the buffer with "
+            "T.alloc_buffer or T.decl_buffer instead",
+            op,
+        )
+
+    def visit_while(self, op: S.While):
+        self.visit(op.condition)
+        self.jump_targets.append(op)
+        self.visit(op.body)
+        self.jump_targets.pop()
+
+    def visit_call(self, op: E.Call):
+        if op.op in ("break_loop", "continue_loop"):
+            self._check_jump(op)
+        info = INTRINSICS.get(op.op)
+        if info is not None and info.result == "float" and not op.dtype.element_of().is_float():
+            raise _error(
+                f"T.{op.op} of {op.dtype} values in function {self.func_name!r}: float math "
+                f"is computed on floats only; convert the argument first "
+                f"(T.{op.op}(T.float32(x)))",
+                op if op.span else self._where(),
+            )
+        self.generic_visit(op)
+
+    def _check_jump(self, op: E.Call):
+        keyword = "break" if op.op == "break_loop" else "continue"
+        loop = self.jump_targets[-1] if self.jump_targets else None
+        if loop is None:
+            where = " of its block (a jump cannot leave a block)" if self.jump_targets else ""
+            raise _error(
+                f"`{keyword}` outside a loop{where} in function {self.func_name!r}",
+                op if op.span else self._where(),
+            )
+        if isinstance(loop, S.For) and loop.kind is not S.ForKind.SERIAL:
+            raise _error(
+                f"`{keyword}` in the {loop.kind.tag} loop {loop.loop_var.name} of function "
+                f"{self.func_name!r}: only a serial or while loop can be left early",
+                op if op.span else self._where(),
+            )
 
     def visit_let_stmt(self, op: S.LetStmt):
         self.visit(op.value)
@@ -165,9 +217,11 @@ class _Checker(StmtExprVisitor):
             self.define_buffer(match.buffer)
         for region in (*op.reads, *op.writes):
             self.visit(region)
+        self.jump_targets.append(None)
         if op.init is not None:
             self.visit(op.init)
         self.visit(op.body)
+        self.jump_targets.pop()
         for buffer in (*op.alloc_buffers, *(m.buffer for m in op.match_buffers)):
             self.undefine_buffer(buffer)
         for iv in op.iter_vars:

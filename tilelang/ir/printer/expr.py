@@ -117,7 +117,10 @@ class ExprPrinter(NodeFunctor):
 
         if all(plain(v) for v in target.options.values()):
             return string_literal(str(target))
-        return self.value({"kind": target.kind, **target.options})
+        spec = {"kind": target.kind, **target.options}
+        if target.host is not None:
+            spec["host"] = target.host  # prints as T.target(...), as TVM writes it
+        return self.value(spec)
 
     def node_ref(self, obj) -> str:
         """A non-expression node used as a value (a buffer in ``T.attr``)."""
@@ -158,6 +161,10 @@ class ExprPrinter(NodeFunctor):
             left, right = self.operand(op.a, P_CMP + 1), self.operand(op.b, P_CMP + 1)
         else:  # left-associative: the right operand binds tighter
             left, right = self.operand(op.a, prec), self.operand(op.b, prec + 1)
+        if _bare_int(op.a) and _bare_int(op.b):
+            # two plain literals would be computed by the parser (0 // 256 is 0): one
+            # typed literal keeps the operation
+            left = f"T.int32({op.a.value})"
         return f"{left} {symbol} {right}", prec
 
     def visit_not(self, op: E.Not):
@@ -196,7 +203,16 @@ class ExprPrinter(NodeFunctor):
             return f'T.call_extern("{op.dtype}", {", ".join(args)})', P_ATOM
         if op.op == "type_annotation":
             return f'T.type_annotation("{op.dtype}")', P_ATOM
+        module = getattr(self, "module_alias", None)
+        if op.op == "call_tir" and module and isinstance(op.args[0], E.StringImm):
+            # inside a module, a call of its function reads as TVM prints it
+            return f"{module}.{op.args[0].value}({', '.join(args[1:])})", P_ATOM
         info = INTRINSICS.get(op.op)
         if info is not None and info.result == "given" and op.op != "if_then_else":
             args.append(f'dtype="{op.dtype}"')  # as TVM writes T.tvm_struct_get(..., dtype=)
         return f"T.{op.op}({', '.join(args)})", P_ATOM
+
+
+def _bare_int(expr) -> bool:
+    """An int32 constant, which prints as a plain Python number."""
+    return isinstance(expr, E.IntImm) and expr.dtype == INT32

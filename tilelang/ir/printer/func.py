@@ -42,7 +42,35 @@ def undeclared_buffers(func: PrimFunc) -> list[Buffer]:
                 declared[id(buffer)] = buffer
                 found.append(buffer)
 
+        def visit_attr_stmt(self, stmt):
+            # buffers named by an attribute (T.attr([A, B], "buffer_bind_scope", ...))
+            nodes = stmt.node if isinstance(stmt.node, (list, tuple)) else [stmt.node]
+            for node in nodes:
+                if isinstance(node, Buffer):
+                    self.visit_buffer_ref(node)
+            self.generic_visit(stmt)
+
     _Collect().visit(func.body)
+    return found
+
+
+def _defined_in_body(stmt) -> set[int]:
+    """Ids of the variables that statements of ``stmt`` define (allocations, lets,
+    loops, thread launches, block iterators)."""
+    from tilelang.ir.functor import StmtExprVisitor
+
+    found: set[int] = set()
+
+    class _Defs(StmtExprVisitor):
+        def visit_var_def(self, var):
+            found.add(id(var))
+
+        def visit_attr_stmt(self, stmt):
+            if isinstance(stmt.node, S.IterVar):
+                found.add(id(stmt.node.var))
+            self.generic_visit(stmt)
+
+    _Defs().visit(stmt)
     return found
 
 
@@ -107,6 +135,12 @@ def _free_vars(func: PrimFunc, declared) -> list:
         def visit_var_def(self, var):
             self.bound.add(id(var))
 
+        def visit_let_stmt(self, stmt):
+            # a let may bind a variable also used outside it (TVM's T.LetStmt(v, var=y)
+            # of a declared y): scoping is left to undefined_vars
+            self.visit(stmt.value)
+            self.visit(stmt.body)
+
         def visit_buffer_def(self, buffer):
             self.bound.add(id(buffer))
 
@@ -163,6 +197,8 @@ class ScriptPrinter(StmtPrinter):
         self.tail = True
         self.loop_extents: dict = {}
         self.buffers: dict = {}  # data var -> buffer, for region inference
+        self.pending_buffers: list[Buffer] = []  # views waiting for their variables
+        self.module_alias: str | None = None  # the class name while printing a module
 
     # -- names
     def var_name(self, var: E.Var) -> str:
@@ -260,9 +296,14 @@ class ScriptPrinter(StmtPrinter):
             for param, buffer in matched:
                 call = self.buffer_call("T.match_buffer", buffer, source=self.var_name(param))
                 self.emit(f"{self.define_buffer(buffer)} = {call}")
+            # a view whose pointer or sizes a statement of the body defines (an
+            # allocation, a let) is declared where they are all defined, as TVM does
+            inner = _defined_in_body(func.body)
             for buffer in undeclared_buffers(func):
-                call = self.buffer_call("T.Buffer", buffer, data=True)
-                self.emit(f"{self.define_buffer(buffer)} = {call}")
+                if any(id(v) in inner for v in (buffer.data, *_buffer_vars(buffer))):
+                    self.pending_buffers.append(buffer)
+                else:
+                    self.declare_view(buffer)
             root = implicit_root(func)
             if root is not None:
                 for buffer in root.alloc_buffers:
@@ -278,6 +319,23 @@ class ScriptPrinter(StmtPrinter):
         finally:
             self.indent -= 1
 
+    def declare_view(self, buffer: Buffer) -> None:
+        """``A_1 = T.Buffer((n,), "float32", data=A_data)``: a buffer no statement
+        declares."""
+        call = self.buffer_call("T.Buffer", buffer, data=True)
+        self.emit(f"{self.define_buffer(buffer)} = {call}")
+
+    def declare_ready_views(self) -> None:
+        """Declares the pending views whose variables all have names by now."""
+        ready = [
+            b
+            for b in self.pending_buffers
+            if all(self.names.lookup(v) is not None for v in (b.data, *_buffer_vars(b)))
+        ]
+        for buffer in ready:
+            self.pending_buffers.remove(buffer)
+            self.declare_view(buffer)
+
     def size_var_call(self, var: E.Var) -> str:
         """``T.int32()``, or ``T.int32(is_size_var=True)`` for a SizeVar (as TVM)."""
         flag = "is_size_var=True" if isinstance(var, E.SizeVar) else ""
@@ -290,6 +348,7 @@ class ScriptPrinter(StmtPrinter):
         self.emit("@I.ir_module")
         self.emit("class Module:")
         self.indent += 1
+        self.module_alias = "Module"  # calls between its functions: Module.f(...)
         try:
             if mod.attrs:
                 self.emit(f"I.module_attrs({self.value(dict(mod.attrs))})")
@@ -299,12 +358,14 @@ class ScriptPrinter(StmtPrinter):
                     self.lines.append("")
                 # names are scoped per function, as in TVM
                 self.names, self.loop_extents, self.buffers = NameTable(), {}, {}
+                self.pending_buffers = []
                 if isinstance(func, PrimFunc):
                     self.print_prim_func(func, name)
                 else:  # functions of other IRs (graph functions) print themselves
                     func.print_script(self, name)
         finally:
             self.indent -= 1
+            self.module_alias = None
 
     def name_free_buffers(self, node) -> None:
         """Names the buffers a statement or expression uses before printing it, so that

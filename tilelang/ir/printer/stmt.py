@@ -32,6 +32,9 @@ _AXIS_KINDS = {
 }
 
 
+_JUMPS = {"break_loop": "break", "continue_loop": "continue"}
+
+
 def _is_true(expr) -> bool:
     return isinstance(expr, E.IntImm) and expr.dtype.is_bool() and expr.value == 1
 
@@ -66,6 +69,8 @@ class StmtPrinter(ExprPrinter):
             self.indent -= 1
 
     def print_stmt(self, stmt, tail: bool) -> None:
+        if self.pending_buffers:
+            self.declare_ready_views()
         self.tail = tail
         self.visit(stmt)
 
@@ -83,6 +88,12 @@ class StmtPrinter(ExprPrinter):
         if isinstance(op.value, E.Call) and op.value.op == "ret":
             self.emit(f"return {self.expr(op.value.args[0])}")
             return
+        if isinstance(op.value, E.Call) and op.value.op in _JUMPS:
+            self.emit(_JUMPS[op.value.op])
+            return
+        if isinstance(op.value, E.Call) and op.value.op == "call_tir":
+            self.emit(self.expr(op.value))  # a call as a statement, as TVM prints it
+            return
         self.emit(f"T.evaluate({self.expr(op.value)})")
 
     def visit_if_then_else(self, op: S.IfThenElse):
@@ -99,9 +110,35 @@ class StmtPrinter(ExprPrinter):
     def visit_attr_stmt(self, op: S.AttrStmt):
         if isinstance(op.node, S.IterVar) and op.attr_key == "thread_extent":
             return self.launch_thread(op)
+        body = op.body
+        if (
+            op.attr_key == "realize_scope"
+            and isinstance(body, S.BufferRealize)
+            and body.buffer is op.node
+            and isinstance(op.value, E.StringImm)
+        ):
+            return self.realize(body, string_literal(op.value.value))
         node = self.value(op.node)
         self.emit(f"with T.attr({node}, {string_literal(op.attr_key)}, {self.expr(op.value)}):")
         self.body(op.body)
+
+    def visit_buffer_realize(self, op: S.BufferRealize):
+        self.realize(op, None)
+
+    def realize(self, op: S.BufferRealize, scope: str | None):
+        """``T.realize(A[0:16], "global")`` over the rest (``with`` when not last), as
+        TVM prints a realize_scope attribute around its BufferRealize."""
+        region = BufferRegion(op.buffer, op.bounds)
+        args = [self.region(region)] + ([scope] if scope is not None else [])
+        if not _is_true(op.condition):
+            args.append(f"condition={self.expr(op.condition)}")
+        call = f"T.realize({', '.join(args)})"
+        if self.tail:
+            self.emit(call)
+            self.print_stmt(op.body, tail=True)
+        else:
+            self.emit(f"with {call}:")
+            self.body(op.body)
 
     def launch_thread(self, op: S.AttrStmt):
         """A thread launch, as TVM prints it: ``bx = T.launch_thread("blockIdx.x", 8)``
@@ -127,6 +164,11 @@ class StmtPrinter(ExprPrinter):
     def visit_let_stmt(self, op: S.LetStmt):
         tail = self.tail
         value = self.expr(op.value)
+        if self.names.lookup(op.var) is not None:
+            # a variable declared before (T.int32()) bound here, as TVM prints it
+            self.emit(f"with T.LetStmt({value}, var={self.var_name(op.var)}):")
+            self.body(op.body)
+            return
         if tail:
             self.emit(f"{self.define_var(op.var)}: T.{op.var.dtype} = {value}")
             self.print_stmt(op.body, tail=True)
