@@ -28,6 +28,7 @@ from tilelang.register import get_global_func
 from tilelang.relax.expr import Call, Function, Tuple, Var, callee_name
 from tilelang.relax.program import Program, compile_function
 from tilelang.relax.shape import ShapeEnv
+from tilelang.relax.specialize import specialize_calls
 from tilelang.relax.struct_info import TensorStructInfo
 from tilelang.runtime.ndarray import Device, NDArray, as_array
 
@@ -38,10 +39,13 @@ def build(mod: IRModule, target="python", auto_schedule: bool = True) -> Executa
     """Compiles ``mod`` (prim_funcs and graph functions) into an :class:`Executable`.
 
     For the c and llvm targets each prim_func nobody scheduled gets the default CPU
-    schedule (:mod:`tilelang.schedule.rules`); ``auto_schedule=False`` keeps them as
-    written. ``ex.trace`` is what the rules did."""
+    schedule (:mod:`tilelang.schedule.rules`), after each call whose shapes the graph
+    decides is given a copy of its prim_func specialised to them
+    (:mod:`tilelang.relax.specialize`); ``auto_schedule=False`` keeps them as written. ``ex.trace`` is what the rules did."""
     if not isinstance(mod, IRModule):
         raise BuildError(f"relax.build takes an IRModule, not {type(mod).__name__}")
+    if auto_schedule:
+        mod = specialize_calls(mod)
     prim_funcs = {name: f for name, f in mod if isinstance(f, PrimFunc)}
     graph_funcs = {name: f for name, f in mod if isinstance(f, Function)}
     if not graph_funcs:

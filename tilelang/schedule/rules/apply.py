@@ -3,7 +3,8 @@
 Per function: (1) inline cheap elementwise intermediates; (2) tile every reduction
 that fits :mod:`.tiling`, inlining its elementwise consumers into the write-back;
 (3) from the last block back, fuse rows of reductions under their consumer
-(:mod:`.fusion`), and give every remaining block loop order, vectorisation and a
+(:mod:`.fusion`), split reductions along a contiguous axis into vector partial results
+(:mod:`.dot`), and give every remaining block loop order, vectorisation and a
 parallel outer loop. Each plan runs on a copy of the schedule; when a primitive
 refuses (ScheduleError), the copy is dropped and the next, simpler plan is tried, so
 the result always computes what the input computes.
@@ -15,7 +16,7 @@ from tilelang.errors import ScheduleError
 from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
 from tilelang.ir.functor import StmtExprVisitor
-from tilelang.schedule.rules import fusion, tiling
+from tilelang.schedule.rules import dot, fusion, tiling
 from tilelang.schedule.rules.analysis import leaf_blocks, unit_or_invariant, vector_iter
 from tilelang.schedule.rules.loops import parallel_outer, vectorize_innermost
 from tilelang.schedule.rules.machine import host_machine
@@ -123,6 +124,14 @@ def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
             if ok:
                 done.add(info.name)
                 done.update(p.name for p in chain)
+                continue
+        width = dot.dot_width(info, machine)
+        if width:
+            sch, ok = _attempt(
+                sch, dot.apply_dot, func_name, info, width, machine.lanes(info.write.buffer.dtype)
+            )
+            if ok:
+                done.add(info.name)
                 continue
         if info.is_reduction:
             sch, _ = _attempt(sch, _local_accumulator, func_name, info)
