@@ -30,7 +30,7 @@ from tilelang.relax.program import Program, compile_function
 from tilelang.relax.shape import ShapeEnv
 from tilelang.relax.specialize import specialize_calls
 from tilelang.relax.struct_info import TensorStructInfo
-from tilelang.runtime.ndarray import Device, NDArray, as_array
+from tilelang.runtime.ndarray import Device, NDArray, as_array, cpu
 
 _MAX_PLANS = 64  # cached shape plans per function (one per distinct argument shapes)
 
@@ -156,10 +156,15 @@ class Executable:
         }
 
 
-@attrs.frozen
+@attrs.define
 class _Plan:
+    """What one set of argument shapes needs: the output and storage shapes, and --
+    once a first call has passed every check of every callee -- the native calls with
+    their size arguments worked out (``calls``), so later calls skip the checks."""
+
     out_shapes: tuple
     storage_shapes: tuple
+    calls: list | None = None
 
 
 class VirtualMachine:
@@ -218,7 +223,8 @@ class _VMFunction:
     def __init__(self, program: Program, executable: Executable, device=None):
         self.program = program
         self.executable = executable
-        self.device = device if isinstance(device, Device) else None  # None: the CPU
+        # resolved once: a Device is not free to make, and each result carries one
+        self.device = device if isinstance(device, Device) else cpu()
         self._plans: dict = {}
         self._callables = [self._callable(ins) for ins in program.instructions]
 
@@ -235,7 +241,7 @@ class _VMFunction:
                 f"{program.name} takes {len(program.params)} arguments ({names}), got {len(args)}"
             )
         arrays = [_as_numpy(a, f"argument {p.name_hint}") for a, p in zip(args, program.params)]
-        key = tuple((a.shape, a.dtype.str) for a in arrays)
+        key = tuple([(a.shape, a.dtype.str, a.flags.c_contiguous) for a in arrays])
         plan = self._plans.get(key)
         if plan is None:
             plan = self._prepare(arrays)
@@ -244,16 +250,46 @@ class _VMFunction:
         storages = [np.empty(shape, dtype) for shape, dtype in plan.storage_shapes]
         registers: list = [*arrays, *([None] * (program.num_registers - len(arrays)))]
         constants = program.constants
-        for ins, run in zip(program.instructions, self._callables):
-            inputs = [registers[a.index] if a.kind == "reg" else constants[a.index]
-                      for a in ins.args]  # fmt: skip
-            out = storages[ins.storage]
-            run(*inputs, out)
-            registers[ins.out] = out
+        calls = plan.calls
+        if calls is None:
+            plan.calls = self._run_checked(registers, storages)
+        else:
+            for ins, (run, sizes) in zip(program.instructions, calls):
+                out = storages[ins.storage]
+                run(*[registers[a.index] if a.kind == "reg" else constants[a.index]
+                      for a in ins.args], out, *sizes)  # fmt: skip
+                registers[ins.out] = out
         result = program.result
         if result.kind == "const":  # a copy: the caller may write into it
             return NDArray(np.array(constants[result.index]), self.device)
         return NDArray(registers[result.index], self.device)
+
+    def _run_checked(self, registers, storages) -> list | None:
+        """Runs every instruction with its callee's full argument checks; returns the
+        unchecked calls for the next calls with the same argument shapes, dtypes and
+        layouts, or None where a check depends on more than those (a prim_func that
+        writes an argument besides its output)."""
+        program, constants = self.program, self.program.constants
+        calls: list | None = []
+        for ins, run in zip(program.instructions, self._callables):
+            inputs = [registers[a.index] if a.kind == "reg" else constants[a.index]
+                      for a in ins.args]  # fmt: skip
+            out = storages[ins.storage]
+            signature = getattr(run, "signature", None)
+            if signature is None:  # a registered function: called as it is every time
+                run(*inputs, out)
+                if calls is not None:
+                    calls.append((run, ()))
+            else:
+                checked = signature.check((*inputs, out))
+                run.impl(*checked)
+                writes = [signature.writes.get(id(p)) for p in signature.params[:-1]]
+                if calls is not None and not any(writes):
+                    calls.append((run.impl, checked[len(signature.params) :]))
+                else:
+                    calls = None
+            registers[ins.out] = out
+        return calls
 
     def _prepare(self, arrays) -> _Plan:
         """Binds the symbolic sizes and checks every shape before anything runs."""
