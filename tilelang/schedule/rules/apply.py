@@ -125,11 +125,12 @@ def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
                 done.add(info.name)
                 done.update(p.name for p in chain)
                 continue
-        width = dot.dot_width(info, machine)
-        if width:
-            sch, ok = _attempt(
-                sch, dot.apply_dot, func_name, info, width, machine.lanes(info.write.buffer.dtype)
-            )
+        dot_plan = dot.plan_dot(info, machine)
+        if dot_plan is not None:
+            sch, ok = _attempt(sch, dot.apply_dot, func_name, info, dot_plan)
+            if not ok and dot_plan.row_iter is not None:  # without the row tile
+                plain = dot.DotPlan(dot_plan.width, dot_plan.lanes, None, 1)
+                sch, ok = _attempt(sch, dot.apply_dot, func_name, info, plain)
             if ok:
                 done.add(info.name)
                 continue
