@@ -25,6 +25,7 @@ import numpy as np
 from tilelang.errors import ArgumentError, BuildError
 from tilelang.ir import IRModule, PrimFunc
 from tilelang.register import get_global_func
+from tilelang.relax.fuse import fuse_elementwise_calls
 from tilelang.relax.expr import Call, Function, Tuple, Var, callee_name
 from tilelang.relax.program import Program, compile_function
 from tilelang.relax.shape import ShapeEnv
@@ -41,11 +42,16 @@ def build(mod: IRModule, target="python", auto_schedule: bool = True) -> Executa
     For the c and llvm targets each prim_func nobody scheduled gets the default CPU
     schedule (:mod:`tilelang.schedule.rules`), after each call whose shapes the graph
     decides is given a copy of its prim_func specialised to them
-    (:mod:`tilelang.relax.specialize`); ``auto_schedule=False`` keeps them as written. ``ex.trace`` is what the rules did."""
+    (:mod:`tilelang.relax.specialize`) and elementwise calls are fused into the calls
+    producing their inputs (:mod:`tilelang.relax.fuse`); ``auto_schedule=False``
+    keeps them as written. ``ex.trace`` is what the rules did."""
     if not isinstance(mod, IRModule):
         raise BuildError(f"relax.build takes an IRModule, not {type(mod).__name__}")
     if auto_schedule:
+        from tilelang.schedule.rules.apply import is_user_scheduled
+
         mod = specialize_calls(mod)
+        mod = fuse_elementwise_calls(mod, fusable=lambda f: not is_user_scheduled(f))
     prim_funcs = {name: f for name, f in mod if isinstance(f, PrimFunc)}
     graph_funcs = {name: f for name, f in mod if isinstance(f, Function)}
     if not graph_funcs:
