@@ -104,8 +104,10 @@ def apply_dot(sch, func_name: str, info: BlockInfo, plan: DotPlan) -> None:
         # the row tile becomes the innermost spatial loop, right above the reduction
         row_loop = loops[info.loop_of(plan.row_iter)]
         row_outer, row_inner = sch.split(row_loop, [None, plan.rows])
+        innermost = info.loop_of(plan.row_iter) == max(map(info.loop_of, info.spatial))
         spatial = [row_outer if lp is row_loop else lp for lp in spatial] + [row_inner]
-        sch.reorder(*spatial)
+        if not innermost:
+            sch.reorder(*spatial)
     inner = sch.split(sch.get_loops(block)[-1], [None, plan.width])[1]
     # The partial results go last in their buffer, so a row of them is contiguous.
     partials = [sch.rfactor(inner, -1)]
