@@ -68,10 +68,13 @@ def _address_reader():
     portable reader is used."""
     import numpy as np
 
+    ndarray = np.ndarray
     offset = object.__basicsize__  # sizeof(PyObject): the data pointer follows
     read = ctypes.c_void_p.from_address
 
     def fast(array) -> int:
+        if type(array) is not ndarray:  # subclasses and other objects: the portable way
+            return _interface_address(array)
         return read(id(array) + offset).value or 0
 
     try:
