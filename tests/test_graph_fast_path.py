@@ -227,3 +227,39 @@ def test_bad_arguments_are_still_refused_after_the_fast_path_is_set_up():
     with pytest.raises(ArgumentError, match="contiguous"):
         run(strided)
     assert run(np.ascontiguousarray(strided)).shape == (1, 10)
+
+
+def test_native_steps_are_used_and_give_way_when_busy():
+    data, weights, bound = _bound_mlp()
+    run = relax.VirtualMachine(relax.build(bound, "llvm"), tilelang.cpu())["main"]
+    run(data)  # checked
+    want = mlp.numpy_mlp(data, **weights)
+    np.testing.assert_allclose(run(data).numpy(), want, rtol=1e-4, atol=1e-4)
+    (plan,) = run._plans.values()
+    assert plan.native, "the second call did not set up native steps"
+    with plan.native.lock:  # as if another thread were inside: the ordinary path runs
+        np.testing.assert_allclose(run(data).numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_threads_calling_one_function_get_their_own_results():
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, weights, bound = _bound_mlp()
+    run = relax.VirtualMachine(relax.build(bound, "llvm"), tilelang.cpu())["main"]
+    rng = np.random.default_rng(7)
+    inputs = [rng.standard_normal((1, 784)).astype("float32") for _ in range(64)]
+    with ThreadPoolExecutor(4) as pool:
+        outputs = list(pool.map(lambda x: run(x).numpy(), inputs))
+    for x, out in zip(inputs, outputs):
+        np.testing.assert_allclose(out, mlp.numpy_mlp(x, **weights), rtol=1e-4, atol=1e-4)
+
+
+def test_a_registered_function_in_the_graph_keeps_the_ordinary_path():
+    data, weights = mlp.load_image(), mlp.make_weights()
+    bound = relax.bind_params(mlp.mlp_module("env.linear"), weights)
+    run = relax.VirtualMachine(relax.build(bound, "llvm"), tilelang.cpu())["main"]
+    for _ in range(3):
+        out = run(data)
+        np.testing.assert_allclose(out.numpy(), mlp.numpy_mlp(data, **weights), rtol=1e-4)
+    (plan,) = run._plans.values()
+    assert plan.native is False

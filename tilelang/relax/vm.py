@@ -26,6 +26,7 @@ from tilelang.errors import ArgumentError, BuildError
 from tilelang.ir import IRModule, PrimFunc
 from tilelang.register import get_global_func
 from tilelang.relax.fuse import fuse_elementwise_calls
+from tilelang.relax.native_steps import NativeSteps
 from tilelang.relax.expr import Call, Function, Tuple, Var, callee_name
 from tilelang.relax.program import Program, compile_function
 from tilelang.relax.shape import ShapeEnv
@@ -171,6 +172,7 @@ class _Plan:
     out_shapes: tuple
     storage_shapes: tuple
     calls: list | None = None
+    native: object = None  # NativeSteps, False where there are none, None: not tried
 
 
 class VirtualMachine:
@@ -253,10 +255,17 @@ class _VMFunction:
             plan = self._prepare(arrays)
             if len(self._plans) < _MAX_PLANS:
                 self._plans[key] = plan
+        calls = plan.calls
+        if calls is not None:
+            if plan.native is None:
+                plan.native = NativeSteps.build(program, plan, calls) or False
+            if plan.native:
+                result = plan.native.run(arrays)
+                if result is not None:
+                    return NDArray(result, self.device)
         storages = [np.empty(shape, dtype) for shape, dtype in plan.storage_shapes]
         registers: list = [*arrays, *([None] * (program.num_registers - len(arrays)))]
         constants = program.constants
-        calls = plan.calls
         if calls is None:
             plan.calls = self._run_checked(registers, storages)
         else:

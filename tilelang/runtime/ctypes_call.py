@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ctypes
 
+import attrs
+
 from tilelang.errors import BuildError
 from tilelang.ir.dtype import DataType
 from tilelang.ir.expr import IntImm
@@ -126,7 +128,23 @@ def make_caller(cfunc, func, after_call=None):
         if after_call is not None:
             after_call()
 
+    # for callers that work out most native arguments once (the graph VM)
+    caller.native = NativeCall(cfunc, converters, after_call or _nothing)
     return caller
 
 
-__all__ = ["make_caller", "native_argtypes", "function_type", "scalar_ctype"]
+def _nothing() -> None:
+    pass
+
+
+@attrs.frozen
+class NativeCall:
+    """What :func:`make_caller` wraps: the ctypes function, per parameter the converter
+    from a checked array to its address (None for a scalar), and what runs after."""
+
+    cfunc: object
+    converters: tuple
+    after_call: object
+
+
+__all__ = ["make_caller", "NativeCall", "native_argtypes", "function_type", "scalar_ctype"]
