@@ -161,3 +161,13 @@ def test_a_refused_row_tile_falls_back_to_the_plain_plan(monkeypatch):
     y = np.empty((1, 64), "float32")
     tilelang.build(sch.mod, "llvm", auto_schedule=False)["dense"](x, w, y)
     np.testing.assert_allclose(y, x @ w.T, rtol=1e-5)
+
+
+def test_only_blocks_with_enough_work_run_in_parallel():
+    from tilelang.schedule.rules.loops import MIN_PARALLEL_WORK
+
+    small = W.dense(1, 128, 784)  # 100K iterations: microseconds, less than a wake-up
+    large = W.dense(1, 1024, 4096)
+    assert 128 * 784 < MIN_PARALLEL_WORK <= 1024 * 4096
+    assert "parallel" not in str(default_schedule(tilelang.parse(small.tir), AVX512).trace)
+    assert "parallel" in str(default_schedule(tilelang.parse(large.tir), AVX512).trace)

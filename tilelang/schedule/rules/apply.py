@@ -151,7 +151,7 @@ def _fuse_rows(sch, func_name, anchor, depth, chain, machine, vector_reductions)
         else:
             _vectorize_block(sch, block, info, machine)
     loops = sch.get_loops(blocks[-1][0])[: depth + 1]
-    parallel_outer(sch, loops, anchor.extents[: depth + 1])
+    parallel_outer(sch, loops, anchor.extents[: depth + 1], work=anchor.work)
     for block, reduction_loop in rfactors:  # inits split off once every loop kind is set
         fusion.finish_rfactor(sch, block, reduction_loop)
 
@@ -197,7 +197,8 @@ def _schedule_alone(sch, func_name, info, machine) -> None:
         outer = loops[:first_reduce]
     else:
         outer = loops[:-1] if len(loops) > 1 else loops
-    parallel_outer(sch, outer, [fusion.loop_extent(sch, lp) for lp in outer])
+    extents = [fusion.loop_extent(sch, lp) for lp in outer]
+    parallel_outer(sch, outer, extents, work=info.work)
 
 
 def _tile_transposed(sch, block, info, vec, machine) -> bool:

@@ -134,6 +134,7 @@ def apply_dot(sch, func_name: str, info: BlockInfo, plan: DotPlan) -> None:
         unroll_all(sch, tail[1:])
         reductions.append(rest[0])
     outer = sch.get_loops(block)[:depth]
-    parallel_outer(sch, outer, [fusion.loop_extent(sch, lp) for lp in outer])
+    extents = [fusion.loop_extent(sch, lp) for lp in outer]
+    parallel_outer(sch, outer, extents, work=info.work)
     for rf, loop in zip(partials, reductions):  # inits split off once loop kinds are set
         fusion.finish_rfactor(sch, rf, loop)
