@@ -124,13 +124,17 @@ def test_the_built_model_matches_numpy_with_and_without_the_rules():
         np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4)
 
 
+def _elementwise(fn, n):
+    a = te.placeholder((n,), "float32", "A")
+    return te.create_prim_func([a, te.compute((n,), lambda i: fn(a[i]), "B")])
+
+
 def _chain(ops, n=16):
     """main(x) = ops applied in turn, each a prim_func of x's shape."""
     x = relax.Var("x", Tensor((n,), "float32"))
     bb = relax.BlockBuilder()
     for name, fn in dict(ops).items():
-        a = te.placeholder((n,), "float32", "A")
-        bb.add_func(te.create_prim_func([a, te.compute((n,), lambda i: fn(a[i]), "B")]), name)
+        bb.add_func(_elementwise(fn, n), name)
     with bb.function("main", [x]):
         with bb.dataflow():
             value = x

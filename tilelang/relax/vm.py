@@ -25,9 +25,9 @@ import numpy as np
 from tilelang.errors import ArgumentError, BuildError
 from tilelang.ir import IRModule, PrimFunc
 from tilelang.register import get_global_func
+from tilelang.relax.expr import Call, Function, Tuple, Var, callee_name
 from tilelang.relax.fuse import fuse_elementwise_calls
 from tilelang.relax.native_steps import NativeSteps
-from tilelang.relax.expr import Call, Function, Tuple, Var, callee_name
 from tilelang.relax.program import Program, compile_function
 from tilelang.relax.shape import ShapeEnv
 from tilelang.relax.specialize import specialize_calls

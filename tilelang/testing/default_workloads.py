@@ -97,7 +97,9 @@ def dense(n=1, m=1024, k=4096) -> Workload:
         f"    float s = 0; for (int k = 0; k < {k}; k++) s += X[i*{k}+k] * W[j*{k}+k];\n"
         f"    Y[i*{m}+j] = s;\n  }}\n}}\n"
     )
-    return Workload("dense", tir, c, ((n, k), (m, k), (n, m)), lambda x, w: x @ w.T, 2.0 * n * m * k)
+    return Workload(
+        "dense", tir, c, ((n, k), (m, k), (n, m)), lambda x, w: x @ w.T, 2.0 * n * m * k
+    )
 
 
 def batch_matmul(b=16, n=256, m=256, k=256) -> Workload:

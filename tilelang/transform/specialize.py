@@ -81,7 +81,9 @@ def _as_value(var: E.Var, value) -> E.PrimExpr:
             )
         return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ArgumentError(f"specialize: the value of {var.name} must be an integer, got {value!r}")
+        raise ArgumentError(
+            f"specialize: the value of {var.name} must be an integer, got {value!r}"
+        )
     if isinstance(var, E.SizeVar) and value < 0:
         raise ArgumentError(f"specialize: size {var.name} must be >= 0, got {value}")
     if not var.dtype.is_integer():
