@@ -215,7 +215,8 @@ class VirtualMachine:
         return evaluate
 
 
-def _as_numpy(value, what: str) -> np.ndarray:
+def _as_numpy(value, param) -> np.ndarray:
+    what = f"argument {param.name_hint}"
     try:
         array = as_array(value)
     except BufferError as exc:  # e.g. a torch tensor that requires grad
@@ -248,8 +249,10 @@ class _VMFunction:
             raise ArgumentError(
                 f"{program.name} takes {len(program.params)} arguments ({names}), got {len(args)}"
             )
-        arrays = [_as_numpy(a, f"argument {p.name_hint}") for a, p in zip(args, program.params)]
-        key = tuple([(a.shape, a.dtype.str, a.flags.c_contiguous) for a in arrays])
+        arrays = [
+            a if type(a) is np.ndarray else _as_numpy(a, p) for a, p in zip(args, program.params)
+        ]
+        key = tuple([(a.shape, a.dtype, a.flags.c_contiguous) for a in arrays])
         plan = self._plans.get(key)
         if plan is None:
             plan = self._prepare(arrays)
