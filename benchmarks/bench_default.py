@@ -4,7 +4,8 @@ to gcc -O3 -march=native on the same naive C loops, NumPy and PyTorch (when inst
     python benchmarks/bench_default.py [--threads 1,2] [--repeat 5] [--only NAME,...]
 
 Rows: mm_relu 128, conv2d NCHW 1x64x56x56 with 64 3x3 filters, row softmax 4096x1024,
-matmul 1024^3, batch matmul, depthwise conv, layer norm, transpose
+matmul 1024^3, batch matmul, depthwise conv, layer norm, transpose, dense (a batch-1
+linear layer 4096 -> 1024: X @ W.T)
 (tilelang/testing/default_workloads.py), and the SEED §5 MLP through the VM
 (benchmarks/bench_mlp.py's model). Each time is the median of ``repeat`` runs
 (timing.py). Ratios are tilelang's time over the other's (below 1: tilelang faster);
@@ -68,6 +69,7 @@ def torch_function(workload):
         "batch_matmul": lambda a, b: torch.bmm(a, b),
         "softmax": lambda a: torch.softmax(a, 1),
         "transpose": lambda a: a.t().contiguous(),
+        "dense": lambda x, w: torch.nn.functional.linear(x, w),
         "conv2d": lambda x, w: torch.nn.functional.conv2d(x, w, padding=1),
     }
     op = ops.get(workload.name)

@@ -17,7 +17,7 @@ from tilelang.ir import expr as E
 from tilelang.ir.dtype import INT32
 from tilelang.ir.functor import StmtExprVisitor
 
-from .types import I32, PTR, VOID, constant
+from .types import I32, PTR, VOID, constant, llvm_type
 
 
 class _Uses(StmtExprVisitor):
@@ -96,6 +96,16 @@ def emit_parallel_for(cg, loop) -> None:
 
 
 def _emit_body(cg, body_fn, loop, captured, context_type):
+    """The outlined function: it unpacks the context, works out this thread's share of
+    the iterations and calls :func:`_emit_share` 's function with them."""
+    dtype = loop.loop_var.dtype
+    index_type = llvm_type(dtype)
+    share_fn = ir.Function(
+        cg.module,
+        ir.FunctionType(VOID, [v.type for _, v in captured] + [index_type] * 4),
+        body_fn.name + ".share",
+    )
+    share_fn.linkage = "internal"
     cg.begin_function(body_fn, in_parallel=True)
     b = cg.builder
     context = body_fn.args[0]
@@ -107,11 +117,9 @@ def _emit_body(cg, body_fn, loop, captured, context_type):
         )
         return b.load(slot, typ=context_type.elements[i])
 
-    for i, (var, _) in enumerate(captured):
-        cg.env[var] = field(i)
+    values = [field(i) for i in range(len(captured))]
     n = len(captured)
     start, extent, step = field(n), field(n + 1), field(n + 2)
-    dtype = loop.loop_var.dtype
     thread = cg.cast(b.call(_declare(cg, "omp_get_thread_num", I32, []), []), INT32, dtype)
     threads = cg.cast(b.call(_declare(cg, "omp_get_num_threads", I32, []), []), INT32, dtype)
     one = constant(dtype, 1)
@@ -121,6 +129,26 @@ def _emit_body(cg, body_fn, loop, captured, context_type):
     first = b.mul(thread, chunk, flags=("nsw",))
     last = b.add(first, chunk, flags=("nsw",))
     last = b.select(b.icmp_signed("<", last, iterations), last, iterations)
+    b.call(share_fn, [*values, start, step, first, last])
+    cg.finish_function()
+    _emit_share(cg, share_fn, loop, captured)
+
+
+def _emit_share(cg, share_fn, loop, captured):
+    """The loop over one thread's iterations, in a function of its own whose pointer
+    parameters keep the ``noalias`` promise of the values they carry. Loaded from the
+    context struct, the pointers would lose it, and LLVM could then keep no
+    accumulator in registers across a loop that also stores through another pointer
+    (a tiled matmul's output tile is loaded and stored at every step)."""
+    cg.begin_function(share_fn, in_parallel=True)
+    b = cg.builder
+    args = list(share_fn.args)
+    for arg, (var, value) in zip(args, captured):
+        cg.env[var] = arg
+        if _distinct_object(value):
+            arg.add_attribute("noalias")
+    start, step, first, last = args[len(captured) :]
+    dtype = loop.loop_var.dtype
     counter = E.Var(loop.loop_var.name + ".iter", dtype)
 
     def body():
@@ -130,6 +158,16 @@ def _emit_body(cg, body_fn, loop, captured, context_type):
 
     cg.emit_loop(counter, None, None, None, body, start_value=first, end_value=last)
     cg.finish_function()
+
+
+def _distinct_object(value) -> bool:
+    """A pointer that no other pointer of the function reaches: a ``noalias``
+    parameter, or storage the function allocated itself."""
+    if isinstance(value, ir.Argument):
+        return "noalias" in value.attributes
+    if isinstance(value, ir.AllocaInstr):
+        return True
+    return isinstance(value, ir.CallInstr) and getattr(value.callee, "name", "") == "malloc"
 
 
 def _propagate_failure(cg):

@@ -54,6 +54,13 @@ class PrimFunc(BaseFunc):
     def with_body(self, body: Stmt) -> PrimFunc:
         return self if body is self.body else attrs.evolve(self, body=body)
 
+    def specialize(self, values: dict) -> PrimFunc:
+        """A copy with scalar parameters / buffer sizes replaced by values (TVM's
+        ``PrimFunc.specialize``); see :mod:`tilelang.transform.specialize`."""
+        from tilelang.transform.specialize import specialize
+
+        return specialize(self, values)
+
     @property
     def buffers(self) -> tuple:
         """The parameter buffers, in parameter order."""

@@ -26,10 +26,13 @@ from tilelang.errors import ArgumentError, BuildError
 from tilelang.ir import IRModule, PrimFunc
 from tilelang.register import get_global_func
 from tilelang.relax.expr import Call, Function, Tuple, Var, callee_name
+from tilelang.relax.fuse import fuse_elementwise_calls
+from tilelang.relax.native_steps import NativeSteps
 from tilelang.relax.program import Program, compile_function
 from tilelang.relax.shape import ShapeEnv
+from tilelang.relax.specialize import specialize_calls
 from tilelang.relax.struct_info import TensorStructInfo
-from tilelang.runtime.ndarray import Device, NDArray, as_array
+from tilelang.runtime.ndarray import Device, NDArray, as_array, cpu
 
 _MAX_PLANS = 64  # cached shape plans per function (one per distinct argument shapes)
 
@@ -38,10 +41,18 @@ def build(mod: IRModule, target="python", auto_schedule: bool = True) -> Executa
     """Compiles ``mod`` (prim_funcs and graph functions) into an :class:`Executable`.
 
     For the c and llvm targets each prim_func nobody scheduled gets the default CPU
-    schedule (:mod:`tilelang.schedule.rules`); ``auto_schedule=False`` keeps them as
-    written. ``ex.trace`` is what the rules did."""
+    schedule (:mod:`tilelang.schedule.rules`), after each call whose shapes the graph
+    decides is given a copy of its prim_func specialised to them
+    (:mod:`tilelang.relax.specialize`) and elementwise calls are fused into the calls
+    producing their inputs (:mod:`tilelang.relax.fuse`); ``auto_schedule=False``
+    keeps them as written. ``ex.trace`` is what the rules did."""
     if not isinstance(mod, IRModule):
         raise BuildError(f"relax.build takes an IRModule, not {type(mod).__name__}")
+    if auto_schedule:
+        from tilelang.schedule.rules.apply import is_user_scheduled
+
+        mod = specialize_calls(mod)
+        mod = fuse_elementwise_calls(mod, fusable=lambda f: not is_user_scheduled(f))
     prim_funcs = {name: f for name, f in mod if isinstance(f, PrimFunc)}
     graph_funcs = {name: f for name, f in mod if isinstance(f, Function)}
     if not graph_funcs:
@@ -152,10 +163,16 @@ class Executable:
         }
 
 
-@attrs.frozen
+@attrs.define
 class _Plan:
+    """What one set of argument shapes needs: the output and storage shapes, and --
+    once a first call has passed every check of every callee -- the native calls with
+    their size arguments worked out (``calls``), so later calls skip the checks."""
+
     out_shapes: tuple
     storage_shapes: tuple
+    calls: list | None = None
+    native: object = None  # NativeSteps, False where there are none, None: not tried
 
 
 class VirtualMachine:
@@ -198,7 +215,8 @@ class VirtualMachine:
         return evaluate
 
 
-def _as_numpy(value, what: str) -> np.ndarray:
+def _as_numpy(value, param) -> np.ndarray:
+    what = f"argument {param.name_hint}"
     try:
         array = as_array(value)
     except BufferError as exc:  # e.g. a torch tensor that requires grad
@@ -214,7 +232,8 @@ class _VMFunction:
     def __init__(self, program: Program, executable: Executable, device=None):
         self.program = program
         self.executable = executable
-        self.device = device if isinstance(device, Device) else None  # None: the CPU
+        # resolved once: a Device is not free to make, and each result carries one
+        self.device = device if isinstance(device, Device) else cpu()
         self._plans: dict = {}
         self._callables = [self._callable(ins) for ins in program.instructions]
 
@@ -230,26 +249,65 @@ class _VMFunction:
             raise ArgumentError(
                 f"{program.name} takes {len(program.params)} arguments ({names}), got {len(args)}"
             )
-        arrays = [_as_numpy(a, f"argument {p.name_hint}") for a, p in zip(args, program.params)]
-        key = tuple((a.shape, a.dtype.str) for a in arrays)
+        arrays = [
+            a if type(a) is np.ndarray else _as_numpy(a, p) for a, p in zip(args, program.params)
+        ]
+        key = tuple([(a.shape, a.dtype, a.flags.c_contiguous) for a in arrays])
         plan = self._plans.get(key)
         if plan is None:
             plan = self._prepare(arrays)
             if len(self._plans) < _MAX_PLANS:
                 self._plans[key] = plan
+        calls = plan.calls
+        if calls is not None:
+            if plan.native is None:
+                plan.native = NativeSteps.build(program, plan, calls) or False
+            if plan.native:
+                result = plan.native.run(arrays)
+                if result is not None:
+                    return NDArray(result, self.device)
         storages = [np.empty(shape, dtype) for shape, dtype in plan.storage_shapes]
         registers: list = [*arrays, *([None] * (program.num_registers - len(arrays)))]
         constants = program.constants
-        for ins, run in zip(program.instructions, self._callables):
-            inputs = [registers[a.index] if a.kind == "reg" else constants[a.index]
-                      for a in ins.args]  # fmt: skip
-            out = storages[ins.storage]
-            run(*inputs, out)
-            registers[ins.out] = out
+        if calls is None:
+            plan.calls = self._run_checked(registers, storages)
+        else:
+            for ins, (run, sizes) in zip(program.instructions, calls):
+                out = storages[ins.storage]
+                run(*[registers[a.index] if a.kind == "reg" else constants[a.index]
+                      for a in ins.args], out, *sizes)  # fmt: skip
+                registers[ins.out] = out
         result = program.result
         if result.kind == "const":  # a copy: the caller may write into it
             return NDArray(np.array(constants[result.index]), self.device)
         return NDArray(registers[result.index], self.device)
+
+    def _run_checked(self, registers, storages) -> list | None:
+        """Runs every instruction with its callee's full argument checks; returns the
+        unchecked calls for the next calls with the same argument shapes, dtypes and
+        layouts, or None where a check depends on more than those (a prim_func that
+        writes an argument besides its output)."""
+        program, constants = self.program, self.program.constants
+        calls: list | None = []
+        for ins, run in zip(program.instructions, self._callables):
+            inputs = [registers[a.index] if a.kind == "reg" else constants[a.index]
+                      for a in ins.args]  # fmt: skip
+            out = storages[ins.storage]
+            signature = getattr(run, "signature", None)
+            if signature is None:  # a registered function: called as it is every time
+                run(*inputs, out)
+                if calls is not None:
+                    calls.append((run, ()))
+            else:
+                checked = signature.check((*inputs, out))
+                run.impl(*checked)
+                writes = [signature.writes.get(id(p)) for p in signature.params[:-1]]
+                if calls is not None and not any(writes):
+                    calls.append((run.impl, checked[len(signature.params) :]))
+                else:
+                    calls = None
+            registers[ins.out] = out
+        return calls
 
     def _prepare(self, arrays) -> _Plan:
         """Binds the symbolic sizes and checks every shape before anything runs."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ctypes
 
+import attrs
+
 from tilelang.errors import BuildError
 from tilelang.ir.dtype import DataType
 from tilelang.ir.expr import IntImm
@@ -53,12 +55,49 @@ def function_type(func) -> type:
     return ctypes.CFUNCTYPE(None, *native_argtypes(func))
 
 
+def _interface_address(array) -> int:
+    return array.__array_interface__["data"][0]
+
+
+def _address_reader():
+    """The fastest correct way to read an ndarray's data address.
+
+    ``__array_interface__`` builds a dict per call (microseconds: more than a small
+    kernel takes). NumPy's array object is ``PyObject_HEAD`` followed by its data
+    pointer (``PyArrayObject_fields.data``), and CPython's ``id`` is the object's
+    address, so reading the pointer there costs ~0.1 us. The layout is checked here
+    on probe arrays (views and offsets included); where it does not hold, the
+    portable reader is used."""
+    import numpy as np
+
+    ndarray = np.ndarray
+    offset = object.__basicsize__  # sizeof(PyObject): the data pointer follows
+    read = ctypes.c_void_p.from_address
+
+    def fast(array) -> int:
+        if type(array) is not ndarray:  # subclasses and other objects: the portable way
+            return _interface_address(array)
+        return read(id(array) + offset).value or 0
+
+    try:
+        base = np.arange(64, dtype=np.float32).reshape(8, 8)
+        probes = (base, base[3:], base[:, 5:], base.T, np.empty(0), np.zeros((), np.int8))
+        if all(fast(a) == _interface_address(a) for a in probes):
+            return fast
+    except (ValueError, OSError, TypeError):
+        pass
+    return _interface_address
+
+
+_address = _address_reader()
+
+
 def _pointer_of(offset_bytes: int):
     """Converter from a checked array to its data address, shifted back by the buffer's
     constant ``elem_offset`` (the lowered code adds it to every index)."""
     if offset_bytes:
-        return lambda array: array.__array_interface__["data"][0] - offset_bytes
-    return lambda array: array.__array_interface__["data"][0]
+        return lambda array: _address(array) - offset_bytes
+    return _address
 
 
 def make_caller(cfunc, func, after_call=None):
@@ -89,7 +128,23 @@ def make_caller(cfunc, func, after_call=None):
         if after_call is not None:
             after_call()
 
+    # for callers that work out most native arguments once (the graph VM)
+    caller.native = NativeCall(cfunc, converters, after_call or _nothing)
     return caller
 
 
-__all__ = ["make_caller", "native_argtypes", "function_type", "scalar_ctype"]
+def _nothing() -> None:
+    pass
+
+
+@attrs.frozen
+class NativeCall:
+    """What :func:`make_caller` wraps: the ctypes function, per parameter the converter
+    from a checked array to its address (None for a scalar), and what runs after."""
+
+    cfunc: object
+    converters: tuple
+    after_call: object
+
+
+__all__ = ["make_caller", "NativeCall", "native_argtypes", "function_type", "scalar_ctype"]

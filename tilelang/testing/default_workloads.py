@@ -80,6 +80,28 @@ def matmul(n=1024, m=1024, k=1024, relu=False) -> Workload:
     )
 
 
+def dense(n=1, m=1024, k=4096) -> Workload:
+    """A linear layer's product ``X @ W.T`` (W stored (out, in), as nn.Linear keeps it);
+    with n = 1 a matrix-vector product: the reduction runs along both operands'
+    contiguous axis."""
+    tir = _head("dense", [("X", (n, k)), ("W", (m, k)), ("Y", (n, m))]) + (
+        f"    for i, j, k in T.grid({n}, {m}, {k}):\n"
+        '        with T.block("Y"):\n'
+        '            vi, vj, vk = T.axis.remap("SSR", [i, j, k])\n'
+        "            with T.init():\n"
+        "                Y[vi, vj] = T.float32(0)\n"
+        "            Y[vi, vj] = Y[vi, vj] + X[vi, vk] * W[vj, vk]\n"
+    )
+    c = _c_head("dense", "XWY") + (
+        f"  for (int i = 0; i < {n}; i++) for (int j = 0; j < {m}; j++) {{\n"
+        f"    float s = 0; for (int k = 0; k < {k}; k++) s += X[i*{k}+k] * W[j*{k}+k];\n"
+        f"    Y[i*{m}+j] = s;\n  }}\n}}\n"
+    )
+    return Workload(
+        "dense", tir, c, ((n, k), (m, k), (n, m)), lambda x, w: x @ w.T, 2.0 * n * m * k
+    )
+
+
 def batch_matmul(b=16, n=256, m=256, k=256) -> Workload:
     tir = _head("batch_matmul", [("A", (b, n, k)), ("B", (b, k, m)), ("C", (b, n, m))]) + (
         f"    for bb, i, j, k in T.grid({b}, {n}, {m}, {k}):\n"
@@ -324,4 +346,5 @@ def all_workloads(scale: float = 1.0) -> list[Workload]:
         depthwise_conv2d(s(64), s(56, 6), s(56, 6)),
         layernorm(s(4096, 8), s(1024, 8)),
         transpose(s(2048, 8), s(2048, 8)),
+        dense(1, s(1024, 8), s(4096, 8)),
     ]

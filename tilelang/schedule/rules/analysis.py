@@ -76,6 +76,17 @@ class BlockInfo:
         written = self.write.buffer if self.write else None
         return [a for a in self.accesses if not a.is_write and a.buffer is not written]
 
+    @property
+    def work(self) -> int | None:
+        """Iterations of the block (the product of its loops' extents), None when a
+        loop's extent is symbolic."""
+        total = 1
+        for extent in self.extents:
+            if extent is None:
+                return None
+            total *= extent
+        return total
+
     def loop_of(self, iv) -> int:
         return self.bound[id(iv.var)]
 

@@ -3,7 +3,8 @@
 Per function: (1) inline cheap elementwise intermediates; (2) tile every reduction
 that fits :mod:`.tiling`, inlining its elementwise consumers into the write-back;
 (3) from the last block back, fuse rows of reductions under their consumer
-(:mod:`.fusion`), and give every remaining block loop order, vectorisation and a
+(:mod:`.fusion`), split reductions along a contiguous axis into vector partial results
+(:mod:`.dot`), and give every remaining block loop order, vectorisation and a
 parallel outer loop. Each plan runs on a copy of the schedule; when a primitive
 refuses (ScheduleError), the copy is dropped and the next, simpler plan is tried, so
 the result always computes what the input computes.
@@ -15,7 +16,7 @@ from tilelang.errors import ScheduleError
 from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
 from tilelang.ir.functor import StmtExprVisitor
-from tilelang.schedule.rules import fusion, tiling
+from tilelang.schedule.rules import dot, fusion, tiling
 from tilelang.schedule.rules.analysis import leaf_blocks, unit_or_invariant, vector_iter
 from tilelang.schedule.rules.loops import parallel_outer, vectorize_innermost
 from tilelang.schedule.rules.machine import host_machine
@@ -124,6 +125,15 @@ def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
                 done.add(info.name)
                 done.update(p.name for p in chain)
                 continue
+        dot_plan = dot.plan_dot(info, machine)
+        if dot_plan is not None:
+            sch, ok = _attempt(sch, dot.apply_dot, func_name, info, dot_plan)
+            if not ok and dot_plan.row_iter is not None:  # without the row tile
+                plain = dot.DotPlan(dot_plan.width, dot_plan.lanes, None, 1)
+                sch, ok = _attempt(sch, dot.apply_dot, func_name, info, plain)
+            if ok:
+                done.add(info.name)
+                continue
         if info.is_reduction:
             sch, _ = _attempt(sch, _local_accumulator, func_name, info)
         sch, _ = _attempt(sch, _schedule_alone, func_name, info, machine)
@@ -141,7 +151,7 @@ def _fuse_rows(sch, func_name, anchor, depth, chain, machine, vector_reductions)
         else:
             _vectorize_block(sch, block, info, machine)
     loops = sch.get_loops(blocks[-1][0])[: depth + 1]
-    parallel_outer(sch, loops, anchor.extents[: depth + 1])
+    parallel_outer(sch, loops, anchor.extents[: depth + 1], work=anchor.work)
     for block, reduction_loop in rfactors:  # inits split off once every loop kind is set
         fusion.finish_rfactor(sch, block, reduction_loop)
 
@@ -187,7 +197,8 @@ def _schedule_alone(sch, func_name, info, machine) -> None:
         outer = loops[:first_reduce]
     else:
         outer = loops[:-1] if len(loops) > 1 else loops
-    parallel_outer(sch, outer, [fusion.loop_extent(sch, lp) for lp in outer])
+    extents = [fusion.loop_extent(sch, lp) for lp in outer]
+    parallel_outer(sch, outer, extents, work=info.work)
 
 
 def _tile_transposed(sch, block, info, vec, machine) -> bool:

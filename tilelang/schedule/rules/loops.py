@@ -47,9 +47,19 @@ def vectorize_innermost(sch, loop, lanes: int, extent: int) -> bool:
         return False
 
 
-def parallel_outer(sch, loops, extents, min_tasks: int = 2) -> bool:
+#: a block with fewer iterations than this stays on one thread: waking the others for
+#: a parallel region costs microseconds, about what such a block takes in all (the
+#: MLP's 784 x 128 matrix-vector product is 100K iterations, a few microseconds)
+MIN_PARALLEL_WORK = 1 << 18
+
+
+def parallel_outer(sch, loops, extents, min_tasks: int = 2, work: int | None = None) -> bool:
     """Run the outermost loop with at least ``min_tasks`` iterations (or a symbolic
-    number) in parallel; the loops above it (of one iteration) are left serial."""
+    number) in parallel; the loops above it (of one iteration) are left serial.
+    ``work`` (the block's iterations, when known) below MIN_PARALLEL_WORK: nothing is
+    made parallel."""
+    if work is not None and work < MIN_PARALLEL_WORK:
+        return False
     for loop, extent in zip(loops, extents):
         if extent is None or extent >= min_tasks:
             try:

@@ -166,7 +166,7 @@ def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers
             small.append(loops[p])
         if len(small) < len(reduce_pos):  # keep one rolled loop around the tile
             unroll_all(sch, small)
-    parallel_outer(sch, spatial_outer, spatial_outer_extents)
+    parallel_outer(sch, spatial_outer, spatial_outer_extents, work=info.work)
     init = sch.decompose_reduction(block, reduce_loops[0])
     _vectorize_tile(sch, init, len(tile_loops) if plan.unroll_rows else 1)
     _vectorize_tile(sch, write_back, len(tile_loops) if plan.unroll_rows else 1)
@@ -193,7 +193,7 @@ def _apply_blocked(sch, block, loops, info, plan, outer, inner, vec_pos, row_pos
     sch.vectorize(inner[vec_pos])  # loop kinds before the init is split off (see above)
     rows = [inner[row_pos]] if plan.unroll_rows else []
     unroll_all(sch, rows + ([k_unrolled] if k_unrolled is not None else []))
-    parallel_outer(sch, head, head_extents)
+    parallel_outer(sch, head, head_extents, work=info.work)
     init = sch.decompose_reduction(block, k_outer)
     _vectorize_tile(sch, init, 2 if plan.unroll_rows else 1)
 
