@@ -6,7 +6,8 @@ from tilelang.arith import Analyzer, ConstBound, const_value, detect_iter_map, s
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Range
-from tilelang.ir.var_usage import uses_var
+from tilelang.ir.functor import substitute
+from tilelang.ir.var_usage import uses_any_var, uses_var
 from tilelang.schedule.common import block_subject, find_block, find_loop
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import (
@@ -224,6 +225,7 @@ def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops, bu
         e = ana.const_bound(lp.extent)
         hi = None if b.hi is None or e.hi is None else b.hi + e.hi - 1
         ana.var_bounds[lp.loop_var] = ConstBound(b.lo, hi)
+    unit = {lp.loop_var: lp.min for lp in outer if const_value(lp.extent) == 1}
     by_var = {}
     for d, axis in enumerate(axes):
         if axis is not None:
@@ -251,6 +253,8 @@ def _new_nest(primitive, subject, realize, axes, region, preserve_unit_loops, bu
                     "overlap or do not run in order",
                     realize,
                 )
+        # an enclosing loop of one iteration is its start (TVM's analyzer folds it)
+        low = simplify(substitute(low, unit)) if unit and uses_any_var(low, list(unit)) else low
         if const_value(extent) == 1 and not preserve_unit_loops:
             value = simplify(low) if low.dtype == dtype else low
         else:

@@ -307,4 +307,5 @@ _kind(
 _kind(
     "SampleComputeLocation", "sample_compute_location", "block:i", SINGLE, pure=True, decision=True
 )
+_kind("RollingBuffer", "rolling_buffer", "block:i write_buffer_index:a")
 _kind("EnterPostproc", "enter_postproc", "")

@@ -32,6 +32,7 @@ from tilelang.schedule.api_reindex import ReindexPrimitives
 from tilelang.schedule.api_sampling import SamplingPrimitives
 from tilelang.schedule.api_staging import StagingPrimitives
 from tilelang.schedule.api_state import StatePrimitives
+from tilelang.schedule.api_storage import StoragePrimitives
 from tilelang.schedule.api_tensorize import TensorizePrimitives
 from tilelang.schedule.errors import (
     check_bounds_after,
@@ -61,6 +62,7 @@ class Schedule(
     PaddingPrimitives,
     FusionPrimitives,
     StagingPrimitives,
+    StoragePrimitives,
 ):
     """TensorIR schedule over ``mod`` (an IRModule, or a PrimFunc kept as ``"main"``).
 
