@@ -308,4 +308,5 @@ _kind(
     "SampleComputeLocation", "sample_compute_location", "block:i", SINGLE, pure=True, decision=True
 )
 _kind("RollingBuffer", "rolling_buffer", "block:i write_buffer_index:a")
+_kind("PadEinsum", "pad_einsum", "block:i padding:a")
 _kind("EnterPostproc", "enter_postproc", "")
