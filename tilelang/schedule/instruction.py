@@ -309,4 +309,6 @@ _kind(
 )
 _kind("RollingBuffer", "rolling_buffer", "block:i write_buffer_index:a")
 _kind("PadEinsum", "pad_einsum", "block:i padding:a")
+_kind("ReadAt", "read_at", "loop:i block:i read_buffer_index:a storage_scope:a", SINGLE)
+_kind("WriteAt", "write_at", "loop:i block:i write_buffer_index:a storage_scope:a", SINGLE)
 _kind("EnterPostproc", "enter_postproc", "")
