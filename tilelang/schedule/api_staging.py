@@ -1,16 +1,19 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` that stage a buffer through a
 cache: cache_inplace around one block (rewrite in :mod:`.cache_inplace`), read_at and
-write_at per iteration of a loop (rewrite in :mod:`.read_write_at`)."""
+write_at per iteration of a loop (rewrite in :mod:`.read_write_at`), cache_index for
+the index computations of a block (rewrite in :mod:`.cache_index`)."""
 
 from __future__ import annotations
 
+from tilelang.schedule import cache_index as index_cache
 from tilelang.schedule import cache_inplace as inplace
 from tilelang.schedule import read_write_at
 from tilelang.schedule.state import BlockRV
 
 
 class StagingPrimitives:
-    """cache_inplace, read_at, write_at (a mixin of :class:`~tilelang.schedule.Schedule`)."""
+    """cache_inplace, read_at, write_at, cache_index (a mixin of
+    :class:`~tilelang.schedule.Schedule`)."""
 
     def cache_inplace(self, block, read_buffer_index: int, storage_scope: str) -> list[BlockRV]:
         """Stages a buffer the block both reads and writes (an in-place update) through
@@ -263,3 +266,81 @@ class StagingPrimitives:
         args = [("loop", loop), ("block", block), (key, index), ("storage_scope", storage_scope)]
         (rv,) = self._apply(primitive, args, func_name, func, blocks=[copy])
         return rv
+
+    def cache_index(self, block, storage_scope: str, cse_thresh: int = 0) -> list[BlockRV]:
+        """Precomputes the index computations ``block`` repeats: each becomes a buffer
+        ``index_var_<k>`` (one value per value of the iterators it uses) filled by a
+        block ``index_<k>`` placed before the block's statement, and the block loads it.
+
+        A computation is a pure, non-leaf expression of the block's iterators; one
+        seen fewer than ``cse_thresh`` times hands its count on to its parts, and those
+        seen at least ``cse_thresh`` times are cached, the largest first.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            The block whose stores compute indices.
+        storage_scope : str
+            The scope of the index buffers.
+        cse_thresh : int
+            How often a computation must occur to be cached (0: every maximal one).
+
+        Returns
+        -------
+        list of BlockRV
+            The index blocks, in the order of their buffers.
+
+        Raises
+        ------
+        ScheduleError
+            When the scope is invalid or ``cse_thresh`` is not an integer >= 0.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((2, 12, 10), "float32"), B: T.Buffer((2, 24, 20), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for c, i, j in T.grid(2, 24, 20):
+                    with T.block("B"):
+                        vc, vi, vj = T.axis.remap("SSS", [c, i, j])
+                        T.reads(A[vc, vi // 4 + vj // 4, vj // 2])
+                        T.writes(B[vc, vi, vj])
+                        B[vc, vi, vj] = A[vc, vi // 4 + vj // 4, vj // 2]
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            sch.cache_index("B", "global")
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((2, 12, 10), "float32"), B: T.Buffer((2, 24, 20), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                index_var_0 = T.alloc_buffer((24, 20), "int32", strides=(20, 1))
+                index_var_1 = T.alloc_buffer((20,), "int32", strides=(1,))
+                for ax0, ax1 in T.grid(24, 20):
+                    with T.block("index_0"):
+                        v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                        T.reads()
+                        T.writes(index_var_0[v0, v1])
+                        index_var_0[v0, v1] = v0 // 4 + v1 // 4
+                for ax0 in range(20):
+                    with T.block("index_1"):
+                        v0 = T.axis.remap("S", [ax0])
+                        T.reads()
+                        T.writes(index_var_1[v0])
+                        index_var_1[v0] = v0 // 2
+                for c, i, j in T.grid(2, 24, 20):
+                    with T.block("B"):
+                        vc, vi, vj = T.axis.remap("SSS", [c, i, j])
+                        T.reads(A[vc, vi // 4 + vj // 4, vj // 2])
+                        T.writes(B[vc, vi, vj])
+                        B[vc, vi, vj] = A[vc, index_var_0[vi, vj], index_var_1[vj]]
+        """
+        block, func_name, name = self._block_target(block, "cache_index")
+        func, names = index_cache.cache_index(self._mod[func_name], name, storage_scope, cse_thresh)
+        args = [("block", block), ("storage_scope", storage_scope), ("cse_thresh", cse_thresh)]
+        return self._apply("cache_index", args, func_name, func, blocks=names)
