@@ -313,4 +313,5 @@ _kind("ReadAt", "read_at", "loop:i block:i read_buffer_index:a storage_scope:a",
 _kind("WriteAt", "write_at", "loop:i block:i write_buffer_index:a storage_scope:a", SINGLE)
 _kind("CacheIndex", "cache_index", "block:i storage_scope:a cse_thresh:a", LIST)
 _kind("TransformBlockLayout", "transform_block_layout", "block:i index_map:a")
+_kind("SetAxisSeparator", "set_axis_separator", "block:i buffer_index:a axis_separators:a")
 _kind("EnterPostproc", "enter_postproc", "")
