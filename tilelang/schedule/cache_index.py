@@ -28,8 +28,6 @@ iterators' whole domains, where such a division could meet a zero the block neve
 
 from __future__ import annotations
 
-import attrs
-
 from tilelang.arith import const_value, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
@@ -38,9 +36,9 @@ from tilelang.ir.functor import StmtExprMutator, post_order_visit, substitute
 from tilelang.ir.node import child_fields
 from tilelang.ir.structural import structural_equal
 from tilelang.schedule.cache import _check_scope, _scope_items, _taken, _top_index, rewrite_stmt
-from tilelang.schedule.common import block_subject, find_block, fresh_name
+from tilelang.schedule.common import block_subject, find_block, fresh_name, replace_scope_body
 from tilelang.schedule.errors import schedule_error
-from tilelang.schedule.state import Tree, rewrite
+from tilelang.schedule.state import Tree
 
 P = "cache_index"
 
@@ -86,7 +84,7 @@ def cache_index(func, name, storage_scope, cse_thresh=0):
     position = _top_index(tree, items, realize)
     items[position] = rewrite_stmt(items[position], {id(block): new_block})
     items[position:position] = stages
-    return _commit(func, scope, items, allocs), names
+    return replace_scope_body(func, scope, items, allocs), names
 
 
 def _stores(block) -> list:
@@ -277,13 +275,3 @@ class _Replace(StmtExprMutator):
         for expr, load in self.loads:
             op = _ReplaceExpr(expr, load).visit(op)
         return op
-
-
-def _commit(func, scope, items, allocs):
-    if scope is None:
-        root = S.Block((), (), (), "root", S.seq_stmt(*items), alloc_buffers=tuple(allocs))
-        return func.with_body(S.BlockRealize((), E.IntImm("bool", 1), root))
-    block = attrs.evolve(
-        scope.block, body=S.seq_stmt(*items), alloc_buffers=(*scope.block.alloc_buffers, *allocs)
-    )
-    return rewrite(func, {id(scope.block): block})

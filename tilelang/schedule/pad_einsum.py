@@ -40,9 +40,9 @@ from tilelang.ir.buffer import BufferRegion, Range, decl_buffer
 from tilelang.ir.convert import binary, logical
 from tilelang.ir.functor import StmtExprMutator, post_order_visit
 from tilelang.schedule.cache import _scope_items, _taken, _top_index
-from tilelang.schedule.common import block_subject, find_block, fresh_name
+from tilelang.schedule.common import block_subject, find_block, fresh_name, replace_scope_body
 from tilelang.schedule.errors import schedule_error
-from tilelang.schedule.state import Tree, rewrite
+from tilelang.schedule.state import Tree
 
 P = "pad_einsum"
 
@@ -97,7 +97,7 @@ def pad_einsum(func, name, padding):
         (reads if is_read else writes).append(_copy(buffer, new, is_read))
     stmt = _Pad(padded, loop_extents, buffer_map).visit(items[position])
     items[position : position + 1] = [*reads, stmt, *writes]
-    return _commit(func, scope, items, allocs)
+    return replace_scope_body(func, scope, items, allocs)
 
 
 def _check_padding(subject, block, padding):
@@ -278,15 +278,3 @@ class _Pad(StmtExprMutator):
 
     def visit_buffer_ref(self, buffer):
         return self.buffer_map.get(buffer, buffer)
-
-
-def _commit(func, scope, items, allocs):
-    if scope is None:  # no root block yet: make one to hold the allocations
-        root = S.Block((), (), (), "root", S.seq_stmt(*items), alloc_buffers=tuple(allocs))
-        return func.with_body(S.BlockRealize((), E.IntImm("bool", 1), root))
-    block = attrs.evolve(
-        scope.block,
-        body=S.seq_stmt(*items),
-        alloc_buffers=(*scope.block.alloc_buffers, *allocs),
-    )
-    return rewrite(func, {id(scope.block): block})
