@@ -177,3 +177,26 @@ def test_error_window_start_not_a_tile():
     shifted = shifted.replace("C[vi] = B[vi] + B[vi + 1] + B[vi + 2]",
                               "C[vi] = B[vi + 1] + B[vi + 2] + B[vi + 3]")  # fmt: skip
     expect_error(shifted, "starts at i_0 \\* 4 \\+ 1")
+
+
+def test_error_reduction_across_tiles():
+    # B's reduction runs over r, outside the tiles: the second pass would add to rows
+    # the window no longer holds
+    across = """
+@T.prim_func
+def main(A: T.Buffer((12,), "int32"), C: T.Buffer((8,), "int32")):
+    B = T.alloc_buffer((10,), "int32")
+    for r, i_0 in T.grid(2, 2):
+        for ax0 in range(6):
+            with T.block("B"):
+                vi = T.axis.spatial(10, i_0 * 4 + ax0)
+                vr = T.axis.reduce(2, r)
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi + vr]
+        for i_1 in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i_0 * 4 + i_1)
+                C[vi] = B[vi] + B[vi + 1] + B[vi + 2]
+"""
+    expect_error(across, "reduction iterator vr runs across tiles")

@@ -40,7 +40,7 @@ from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.convert import binary
 from tilelang.ir.functor import StmtExprMutator, post_order_visit, substitute
-from tilelang.ir.var_usage import uses_var
+from tilelang.ir.var_usage import uses_any_var, uses_var
 from tilelang.schedule.common import and_predicate, block_subject, find_block
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.inline import allocated_in
@@ -89,6 +89,7 @@ def rolling_buffer(func, name, write_buffer_index):
     axes = [_match_axis(subject, buffer, lo, hi, loop_vars) for lo, hi in window]
     axis = _rolling_axis(subject, buffer, axes, loop_vars, window)
     _check_serial(tree, subject, axes)
+    _check_reduction_inside(tree, subject, realize, lca)
     _check_consumers(tree, subject, consumers, buffer, lca, window, axis)
     extent = axes[axis].extent
     new_buffer = attrs.evolve(
@@ -199,6 +200,23 @@ def _check_serial(tree, subject, axes):
                 P, subject,
                 f"loop {ax.var.name} must run serially from 0: each iteration reuses what "
                 "the previous one computed",
+            )  # fmt: skip
+
+
+def _check_reduction_inside(tree, subject, realize, lca):
+    """A reduction must finish within one tile: its elements are reused by the next."""
+    outer = []
+    for lp in tree.loops_above(realize):  # the loops down to the tile loop
+        outer.append(lp.loop_var)
+        if lp is lca:
+            break
+    bindings = zip(realize.block.iter_vars, realize.iter_values)
+    for iv, value in bindings:
+        if iv.iter_type != S.IterVar.DataPar and uses_any_var(value, outer):
+            raise schedule_error(
+                P, subject,
+                f"its reduction iterator {iv.var.name} runs across tiles (bound to {value}); "
+                "a tile's elements must be final before the next tile reuses them",
             )  # fmt: skip
 
 
