@@ -37,7 +37,8 @@ class StoragePrimitives:
             block has a dependence other than read-after-write, no loop holds the block
             and its consumers, no axis of the window starts at ``v * stride`` with
             overlapping tiles, a loop whose iterations reuse earlier ones is not serial
-            from 0, or a consumer reads outside one tile's window.
+            from 0, the block's reduction runs across tiles, or a consumer reads outside
+            one tile's window.
 
         Example
         -------

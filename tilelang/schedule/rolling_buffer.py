@@ -24,8 +24,9 @@ iteration depends on the earlier ones).
 
 Preconditions beyond TVM's (not an output buffer, only read-after-write dependences,
 the lowest common loop is a loop, one matching axis): the loops whose iterations are
-skipped run serially from 0, and every consumer reads, per iteration, within the
-window the producer writes, so nothing it reads has been overwritten.
+skipped run serially from 0, the producer's reduction finishes within a tile, and
+every consumer reads, per iteration, within the window the producer writes, so
+nothing it reads has been overwritten.
 """
 
 from __future__ import annotations
