@@ -200,3 +200,56 @@ def main(A: T.Buffer((12,), "int32"), C: T.Buffer((8,), "int32")):
                 C[vi] = B[vi] + B[vi + 1] + B[vi + 2]
 """
     expect_error(across, "reduction iterator vr runs across tiles")
+
+
+CASCADE3 = """
+@T.prim_func
+def main(A: T.Buffer((1, 24, 24, 2), "int8"), C: T.Buffer((1, 8, 8, 2), "int8")):
+    T.func_attr({"global_symbol": "main"})
+    B0 = T.alloc_buffer((1, 22, 22, 2), "int8")
+    B1 = T.alloc_buffer((1, 10, 10, 2), "int8")
+    for i0, i1, i2, i3, i4, i5 in T.grid(1, 22, 22, 2, 3, 3):
+        with T.block("B0"):
+            n, h, w, c, rh, rw = T.axis.remap("SSSSRR", [i0, i1, i2, i3, i4, i5])
+            with T.init():
+                B0[n, h, w, c] = T.int8(-128)
+            B0[n, h, w, c] = T.max(B0[n, h, w, c], A[n, h + rh, w + rw, c])
+    for i0, i1, i2, i3, i4, i5 in T.grid(1, 10, 10, 2, 3, 3):
+        with T.block("B1"):
+            n, h, w, c, rh, rw = T.axis.remap("SSSSRR", [i0, i1, i2, i3, i4, i5])
+            with T.init():
+                B1[n, h, w, c] = T.int8(-128)
+            B1[n, h, w, c] = T.max(B1[n, h, w, c], B0[n, h * 2 + rh, w * 2 + rw, c])
+    for i0, i1, i2, i3, i4, i5 in T.grid(1, 8, 8, 2, 3, 3):
+        with T.block("C"):
+            n, h, w, c, rh, rw = T.axis.remap("SSSSRR", [i0, i1, i2, i3, i4, i5])
+            with T.init():
+                C[n, h, w, c] = T.int8(-128)
+            C[n, h, w, c] = T.max(C[n, h, w, c], B1[n, h + rh, w + rw, c])
+"""
+
+
+@pytest.mark.parametrize("target", ["python", "llvm"])
+def test_two_rolled_stages_with_stride(target):
+    # the second roll meets the first's opaque iterators; both windows shrink
+    sch = tilelang.Schedule(tilelang.parse(CASCADE3))
+    n, h, w, c, _, _ = sch.get_loops("C")
+    h0, h1 = sch.split(h, [None, 4])
+    w0, w1 = sch.split(w, [None, 4])
+    sch.reorder(n, h0, w0, c, h1, w1)
+    sch.compute_at("B1", c)
+    sch.compute_at("B0", c)
+    sch.rolling_buffer("B0", 0)
+    sch.rolling_buffer("B1", 0)
+    text = sch.mod["main"].script()
+    assert 'B0 = T.alloc_buffer((1, 13, 22, 2), "int8")' in text
+    assert 'B1 = T.alloc_buffer((1, 6, 10, 2), "int8")' in text
+    a = np.random.default_rng(11).integers(-128, 128, (1, 24, 24, 2)).astype(np.int8)
+    out = np.zeros((1, 8, 8, 2), np.int8)
+    tilelang.build(sch.mod, target=target)["main"](a, out)
+    b0 = max_pool(a)
+    b1 = np.full((1, 10, 10, 2), -128, np.int8)
+    for dh in range(3):
+        for dw in range(3):
+            b1 = np.maximum(b1, b0[:, dh : dh + 20 : 2, dw : dw + 20 : 2, :])
+    np.testing.assert_array_equal(out, max_pool(b1))

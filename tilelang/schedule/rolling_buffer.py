@@ -213,7 +213,7 @@ def _check_reduction_inside(tree, subject, realize, lca):
             break
     bindings = zip(realize.block.iter_vars, realize.iter_values)
     for iv, value in bindings:
-        if iv.iter_type != S.IterVar.DataPar and uses_any_var(value, outer):
+        if iv.iter_type == S.IterVar.CommReduce and uses_any_var(value, outer):
             raise schedule_error(
                 P, subject,
                 f"its reduction iterator {iv.var.name} runs across tiles (bound to {value}); "
