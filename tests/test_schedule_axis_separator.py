@@ -112,3 +112,36 @@ def main(A: T.Buffer((4, 8), "float32")):
     with pytest.raises(ScheduleError, match="viewed by T.match_buffer view"):
         sch.set_axis_separator("A", "A", [1])
     assert sch.mod is before
+
+
+def test_transform_layout_marks_separators_as_tvm_spells_them():
+    from tilelang.tir import IndexMap
+
+    sch = tilelang.Schedule(tilelang.parse(TWO_STAGES))
+    sch.transform_layout("B", "B", lambda i, j, k: [i, IndexMap.AXIS_SEPARATOR, k, j])
+    text = sch.mod["main"].script()
+    assert 'B = T.alloc_buffer((8, 16, 4), "float32", axis_separators=[1])' in text
+    assert "IndexMap.AXIS_SEPARATOR" in str(sch.trace)
+    again = tilelang.Schedule(tilelang.parse(TWO_STAGES))
+    sch.trace.apply_to_schedule(again)
+    assert structural_equal(again.mod["main"], sch.mod["main"], map_free_vars=True)
+    a = np.random.default_rng(12).random((8, 4, 16), np.float32)
+    c = np.zeros((8, 4, 16), np.float32)
+    tilelang.build(sch.mod, target="llvm")["main"](a, c)
+    np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
+
+
+@pytest.mark.parametrize("where", ["first", "twice"])
+def test_transform_layout_refuses_a_misplaced_separator(where):
+    from tilelang.tir import IndexMap
+
+    sep = IndexMap.AXIS_SEPARATOR
+    index_map = {
+        "first": lambda i, j, k: [sep, i, j, k],
+        "twice": lambda i, j, k: [i, sep, sep, j, k],
+    }[where]
+    sch = tilelang.Schedule(tilelang.parse(TWO_STAGES))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="AXIS_SEPARATOR must stand between outputs"):
+        sch.transform_layout("B", "B", index_map)
+    assert sch.mod is before

@@ -18,7 +18,9 @@ reads see ``pad_value``). The padding is found by inverting the map over the buf
 axes rounded up to the map's divisors (``i`` over 16: ``i = v0 * 4 + v1``, padding
 where ``i >= 14``); a map that cannot be inverted so gets the whole buffer filled
 first instead. A function parameter can be re-laid out (the caller then passes the
-new shape) but not padded.
+new shape) but not padded. ``IndexMap.AXIS_SEPARATOR`` between two outputs
+(``lambda i, j: (i, IndexMap.AXIS_SEPARATOR, j)``) sets the new buffer's
+``axis_separators`` there, as TVM's transform_layout does.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from tilelang.ir.functor import StmtExprMutator, post_order_visit
 from tilelang.ir.var_usage import uses_var
 from tilelang.schedule.common import block_subject, find_block
 from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.index_map import split_separators
 from tilelang.schedule.inline import allocated_in
 from tilelang.schedule.reindex import resolve_buffer
 from tilelang.schedule.state import Tree, rewrite
@@ -72,8 +75,15 @@ def _apply_map(subject, index_map, buffer):
         outputs = index_map(*variables)
     except Exception as error:  # the user's function: say that it failed, and how
         raise schedule_error(P, subject, f"the index map failed: {error}") from None
-    outputs = [convert(x) for x in (outputs if isinstance(outputs, (tuple, list)) else [outputs])]
-    return variables, outputs
+    outputs = outputs if isinstance(outputs, (tuple, list)) else [outputs]
+    outputs, separators = split_separators(outputs)
+    outputs = [convert(x) for x in outputs]
+    ok = all(0 < x < len(outputs) for x in separators)
+    if not ok or any(a >= b for a, b in zip(separators, separators[1:])):
+        raise schedule_error(
+            P, subject, "IndexMap.AXIS_SEPARATOR must stand between outputs, at most once there"
+        )
+    return variables, outputs, separators
 
 
 def _new_shape(subject, buffer, variables, outputs):
@@ -159,7 +169,7 @@ def transform_layout(func, name, buffer_index, index_map, pad_value=None):
         m for m in getattr(n, "match_buffers", ()) if m.source.buffer is buffer))  # fmt: skip
     if views:
         raise schedule_error(P, subject, f"{buffer.name} is matched by a T.match_buffer view")
-    variables, outputs = _apply_map(subject, index_map, buffer)
+    variables, outputs, separators = _apply_map(subject, index_map, buffer)
     shape = _new_shape(subject, buffer, variables, outputs)
     exact = _check_one_to_one(subject, buffer, variables, outputs, shape)
     owner = allocated_in(tree, buffer)
@@ -175,7 +185,13 @@ def transform_layout(func, name, buffer_index, index_map, pad_value=None):
         )
     dtype = buffer.shape[0].dtype if buffer.shape else "int32"
     new_shape = tuple(E.IntImm(dtype, n) for n in shape)
-    new = attrs.evolve(buffer, shape=new_shape, strides=(), elem_offset=buffer.elem_offset)
+    new = attrs.evolve(
+        buffer,
+        shape=new_shape,
+        strides=(),
+        elem_offset=buffer.elem_offset,
+        axis_separators=separators,  # a new layout has only the groups its map marks
+    )
     relayout = _Relayout(buffer, new, variables, outputs)
     body = relayout.visit(func.body)
     buffer_map = {p: (new if b is buffer else b) for p, b in func.buffer_map.items()}
