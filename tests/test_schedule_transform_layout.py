@@ -97,3 +97,62 @@ def test_error_map_fails():
 
 def test_error_unknown_buffer():
     rejected(lambda i, j: (i, j), "accesses no buffer 'Z'", buffer="Z")
+
+
+def fill_block(sch):
+    return next(r for r in tilelang.schedule.state.Tree(sch.mod["main"]).order
+                if r.block.name_hint == "B_pad")  # fmt: skip
+
+
+def padding_cells(sch, index_map, old_shape):
+    """The new indices the fill block's predicate selects, and those no old index maps
+    to (the padding), by enumeration."""
+    import itertools
+
+    from tilelang.arith import simplify
+    from tilelang.ir import expr as E
+    from tilelang.ir.functor import substitute
+
+    realize = fill_block(sch)
+    new_shape = [int(x) for x in realize.block.writes[0].buffer.shape]
+    selected = set()
+    for point in itertools.product(*map(range, new_shape)):
+        env = {v: E.IntImm(v.dtype, x) for v, x in zip(realize.iter_values, point)}
+        if simplify(substitute(realize.predicate, env)).value:
+            selected.add(point)
+    images = {
+        tuple(int(x) for x in index_map(*p)) for p in itertools.product(*map(range, old_shape))
+    }
+    every = set(itertools.product(*map(range, new_shape)))
+    return selected, every - images
+
+
+@pytest.mark.parametrize(
+    "index_map, rows, cols",
+    [
+        (lambda i, j: (i // 4, j, i % 4), 14, 4),
+        (lambda i, j: (i // 4, j // 4, i % 4, j % 4), 14, 6),
+        (lambda i, j: (j, i // 8, i % 8 // 4, i % 4), 13, 3),
+    ],
+)
+def test_fill_writes_exactly_the_padding(index_map, rows, cols):
+    text = STAGES.replace("(14, 4)", f"({rows}, {cols})").replace(
+        "T.grid(14, 4)", f"T.grid({rows}, {cols})"
+    )
+    sch = tilelang.Schedule(tilelang.parse(text))
+    sch.transform_layout("B", ("write", 0), index_map, pad_value=0.0)
+    selected, padding = padding_cells(sch, index_map, (rows, cols))
+    assert selected == padding and padding
+
+
+def test_map_that_does_not_invert_fills_everything():
+    # i * 4 + j over 14 x 3 leaves every fourth cell empty: no rounding of the axes
+    # makes it a bijection, so the whole buffer is filled before it is written
+    text = STAGES.replace("(14, 4)", "(14, 3)").replace("T.grid(14, 4)", "T.grid(14, 3)")
+    sch = tilelang.Schedule(tilelang.parse(text))
+    sch.transform_layout("B", ("write", 0), lambda i, j: (i * 4 + j,), pad_value=0.0)
+    assert fill_block(sch).predicate.value == 1
+    a = np.random.default_rng(1).random((14, 3), np.float32)
+    c = np.zeros((14, 3), np.float32)
+    tilelang.build(sch.mod, target="llvm")["main"](a, c)
+    np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)

@@ -16,6 +16,7 @@ from tilelang.schedule import (
     StmtSRef,
     Trace,
 )
+from tilelang.schedule.index_map import IndexMap
 from tilelang.schedule.tensor_intrin import TensorIntrin
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "ScheduleState",
     "StmtSRef",
     "TensorIntrin",
+    "IndexMap",
 ]

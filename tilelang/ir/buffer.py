@@ -3,7 +3,11 @@
 A :class:`Buffer` is a typed, shaped view of memory: its ``data`` pointer variable,
 ``shape``, ``strides`` (empty for a dense row-major buffer), ``elem_offset`` (in
 elements) and storage ``scope`` (``"global"``, ``"shared"``, ``"local"`` or a user
-scope such as ``"global.A_reg"``). Buffers compare by identity, like variables.
+scope such as ``"global.A_reg"``). ``axis_separators`` (TVM's) split the axes into
+groups, each flattened to one physical axis (``[1]``: a 2-d physical buffer); on flat
+memory the groups are laid out row-major one after the other, which is the plain
+row-major layout, so the CPU backends need nothing for them. Buffers compare by
+identity, like variables.
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ def _offset(value) -> E.PrimExpr:
     return convert(value)
 
 
+def _ints(values) -> tuple:
+    return tuple(v.value if isinstance(v, E.IntImm) else int(v) for v in values)
+
+
 @attrs.frozen(eq=False, repr=False)
 class Buffer(Node):
     """A buffer; build one with :func:`decl_buffer`."""
@@ -37,6 +45,7 @@ class Buffer(Node):
     scope: str = plain(default="global")
     offset_factor: int = plain(default=0)
     data_alignment: int = plain(default=64)
+    axis_separators: tuple = plain(factory=tuple, converter=lambda v: _ints(v))
     span: object = span_field()
 
     __hash__ = object.__hash__
@@ -112,6 +121,7 @@ def decl_buffer(
     scope="global",
     offset_factor=0,
     span=None,
+    axis_separators=(),
 ) -> Buffer:
     """A new buffer with a fresh data pointer unless ``data`` is given."""
     if isinstance(shape, (int, E.PrimExpr)):
@@ -125,6 +135,7 @@ def decl_buffer(
         E.IntImm(INT32, 0) if elem_offset is None else elem_offset,
         scope or "global",  # TVM: an empty storage scope is the global one
         offset_factor,
+        axis_separators=axis_separators or (),
         span=span,
     )
 

@@ -90,6 +90,7 @@ class BufferSpec:
     elem_offset: object = None
     scope: str = "global"
     offset_factor: int = 0
+    axis_separators: tuple = ()
 
     def make(self, name: str, span=None) -> Buffer:
         """The buffer, named ``name``."""
@@ -105,6 +106,7 @@ class BufferSpec:
             scope=self.scope,
             offset_factor=self.offset_factor,
             span=span,
+            axis_separators=self.axis_separators,
         )
 
 

@@ -193,7 +193,7 @@ def remap(kinds, bindings, dtype="int32"):
 # ------------------------------------------------------------------------ buffers
 
 
-def _buffer_spec(shape, dtype, data, strides, elem_offset, scope, offset_factor):
+def _buffer_spec(shape, dtype, data, strides, elem_offset, scope, offset_factor, separators=None):
     shape = as_shape(shape)
     if isinstance(strides, (list, tuple)):
         # TVM's strides=("A_s0",): a string names a new symbolic stride
@@ -213,7 +213,17 @@ def _buffer_spec(shape, dtype, data, strides, elem_offset, scope, offset_factor)
         elem_offset,
         as_str(scope, "scope"),
         as_int(offset_factor, "offset_factor"),
+        _separators(separators),
     )
+
+
+def _separators(value) -> tuple:
+    """``axis_separators=[1]``: constant axis positions."""
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise ArgError("axis_separators must be a list of axis positions", "axis_separators")
+    return tuple(as_int(v, "axis_separators") for v in value)
 
 
 @tir_function("Buffer")
@@ -229,7 +239,9 @@ def buffer(
     buffer_type="",
     axis_separators=None,
 ):
-    return _buffer_spec(shape, dtype, data, strides, elem_offset, scope, offset_factor)
+    return _buffer_spec(
+        shape, dtype, data, strides, elem_offset, scope, offset_factor, axis_separators
+    )
 
 
 @tir_function("match_buffer", regions=("param",))
@@ -250,7 +262,9 @@ def match_buffer(
         if not isinstance(param, BufferRegion):
             raise ArgError("T.match_buffer of a handle needs a shape", "shape")
         shape = tuple(r.extent for r in param.region)
-    spec = _buffer_spec(shape, dtype, data, strides, elem_offset, scope, offset_factor)
+    spec = _buffer_spec(
+        shape, dtype, data, strides, elem_offset, scope, offset_factor, axis_separators
+    )
     if not isinstance(param, BufferRegion) and not (
         isinstance(param, Var) and param.dtype.is_handle()
     ):
@@ -272,7 +286,9 @@ def alloc_buffer(
     axis_separators=None,
     annotations=None,
 ):
-    spec = _buffer_spec(shape, dtype, data, strides, elem_offset, scope, offset_factor)
+    spec = _buffer_spec(
+        shape, dtype, data, strides, elem_offset, scope, offset_factor, axis_separators
+    )
     return S.AllocBufferSpec(spec, as_dict(annotations, "annotations"))
 
 
@@ -289,7 +305,9 @@ def decl_buffer(
     buffer_type="",
     axis_separators=None,
 ):
-    spec = _buffer_spec(shape, dtype, data, strides, elem_offset, scope, offset_factor)
+    spec = _buffer_spec(
+        shape, dtype, data, strides, elem_offset, scope, offset_factor, axis_separators
+    )
     return S.DeclBufferSpec(spec)
 
 

@@ -1,15 +1,18 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` that rewrite one block's
 signature: reorder_block_iter_var, unsafe_set_dtype (rewrites in
-:mod:`.block_iters`), unsafe_hide_buffer_access (:mod:`.unit_loop`)."""
+:mod:`.block_iters`), unsafe_hide_buffer_access (:mod:`.unit_loop`),
+transform_block_layout (:mod:`.transform_block_layout`)."""
 
 from __future__ import annotations
 
 from tilelang.schedule import block_iters, unit_loop
+from tilelang.schedule import transform_block_layout as block_layout
+from tilelang.schedule.index_map import IndexMap
 
 
 class BlockPrimitives:
-    """reorder_block_iter_var, unsafe_set_dtype, unsafe_hide_buffer_access (a mixin of
-    :class:`~tilelang.schedule.Schedule`)."""
+    """reorder_block_iter_var, unsafe_set_dtype, unsafe_hide_buffer_access,
+    transform_block_layout (a mixin of :class:`~tilelang.schedule.Schedule`)."""
 
     def reorder_block_iter_var(self, block, new_order) -> None:
         """Reorders the iterators of a block (with their bindings); the computation
@@ -209,3 +212,67 @@ class BlockPrimitives:
         args = [("block", block), ("buf_type", buf_type),
                 ("buf_index_array", list(buf_index_array))]  # fmt: skip
         self._apply("unsafe_hide_buffer_access", args, func_name, func)
+
+    def transform_block_layout(self, block, index_map) -> None:
+        """Remaps the block's iteration space by ``index_map``: one new iterator (and
+        one new loop) per output of the map, the body reading the old iterators
+        through the inverse map. The loops above the block are replaced.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            A block whose bindings are its loops' variables, one each, in order, under
+            loops that start at 0 and hold only the block's nest.
+        index_map : callable or IndexMap
+            A bijection of the block's iterators, e.g. ``lambda i, j: (i * 8 + j,)``.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ScheduleError
+            When the block has no loops, a loop holds more than the nest or does not
+            start at 0, the bindings are not the loops' variables in order, the block
+            has a predicate, the map does not apply, a new iterator does not range
+            from 0, the map is not a bijection, or a new iterator mixes spatial and
+            reduction iterators.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i, j in T.grid(4, 8):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads(A[vi, vj])
+                        T.writes(B[vj, vi])
+                        B[vj, vi] = A[vi, vj] * T.float32(2)
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            sch.transform_block_layout("B", lambda i, j: (j, i))
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for ax0, ax1 in T.grid(8, 4):
+                    with T.block("B"):
+                        v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                        T.reads(A[v1, v0])
+                        T.writes(B[v0, v1])
+                        B[v0, v1] = A[v1, v0] * T.float32(2)
+        """
+        block, func_name, name = self._block_target(block, "transform_block_layout")
+        func = block_layout.transform_block_layout(self._mod[func_name], name, index_map)
+        ivs = self.get(block).iter_vars
+        imap = IndexMap.from_func(index_map, len(ivs), ivs[0].var.dtype if ivs else "int32")
+        args = [("block", block), ("index_map", imap)]
+        self._apply("transform_block_layout", args, func_name, func)

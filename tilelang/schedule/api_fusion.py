@@ -10,19 +10,24 @@ class FusionPrimitives:
     """fuse_reduction_epilogue (a mixin of :class:`~tilelang.schedule.Schedule`)."""
 
     def fuse_reduction_epilogue(self, reduction_block, epilogue_block) -> None:
-        """Folds a bias addition that follows a reduction into the reduction: its init
-        becomes the bias and it writes the epilogue's output; the epilogue block goes.
+        """Fuses an epilogue into the reduction it follows: the reduction writes the
+        epilogue's output directly, and the epilogue block goes.
 
-        Only ``out = temp + bias`` is folded (for floating point the bias is then
-        added first, a reassociation). ReLU or clipping epilogues, which TVM applies
-        after every reduction step, are refused: that computes something else.
+        A bias the epilogue adds to the sum becomes the reduction's init (for floating
+        point the bias is then added first, a reassociation). The rest of the epilogue
+        (ReLU ``max(x, 0)``, clipping ``min(max(x, lo), hi)``, any expression of the
+        one load of ``temp``) acts on the finished sum, on the reduction's last step:
+        ``out = T.if_then_else(vk == last, f(out + value), out + value)``. TVM applies
+        ReLU and clipping after every step instead, which computes something else
+        than the two blocks did, so tilelang keeps the result.
 
         Parameters
         ----------
         reduction_block : BlockRV or str
             The reduction ``temp[x] = temp[x] + value`` with init 0.
         epilogue_block : BlockRV or str
-            The block ``out[y] = temp[y] + bias``, the only reader of ``temp``.
+            The block ``out[y] = f(temp[y] + bias)`` (or ``f(temp[y])``), the only
+            reader of ``temp``, reading it once.
 
         Returns
         -------
@@ -34,8 +39,10 @@ class FusionPrimitives:
         ScheduleError
             When the reduction or the epilogue does not have that form, ``temp`` has
             another reader, the epilogue's iterators do not index ``temp`` directly or
-            read it elsewhere than the reduction writes, the dtypes differ, or a block
-            between them uses the output or writes what the epilogue reads.
+            read it elsewhere than the reduction writes, the epilogue reads its own
+            output, the dtypes differ, a reduction iterator's last value may not be its
+            last step (a binding such as ``7 - k``), or a block between them uses the
+            output or writes what the epilogue reads.
 
         Example
         -------

@@ -258,8 +258,9 @@ class LayoutPrimitives:
         The new shape is the range of each new index (each starts at 0). The map must
         be one-to-one, which is checked over every element of the buffer. When the new
         shape has more elements, the extra ones are padding: ``pad_value`` (a number,
-        or a function of the new indices) is required and a block filling the new
-        buffer with it runs first where the buffer is allocated.
+        or a function of the new indices) is required and a block writing it into the
+        padding (``T.where`` of the inverted map; the whole buffer when the map does
+        not invert) runs first where the buffer is allocated.
 
         Parameters
         ----------

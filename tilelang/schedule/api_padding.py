@@ -1,14 +1,16 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` about padding:
-decompose_padding, can_decompose_padding (rewrite in :mod:`.decompose_padding`)."""
+decompose_padding, can_decompose_padding (rewrite in :mod:`.decompose_padding`) and
+pad_einsum (rewrite in :mod:`.pad_einsum`)."""
 
 from __future__ import annotations
 
 from tilelang.schedule import decompose_padding as padding
+from tilelang.schedule import pad_einsum as einsum
 from tilelang.schedule.state import BlockRV
 
 
 class PaddingPrimitives:
-    """decompose_padding, can_decompose_padding (a mixin of
+    """decompose_padding, can_decompose_padding, pad_einsum (a mixin of
     :class:`~tilelang.schedule.Schedule`)."""
 
     def decompose_padding(self, block, loop) -> BlockRV:
@@ -91,3 +93,83 @@ class PaddingPrimitives:
         block, func_name, name = self._block_target(block, "can_decompose_padding")
         _, var = self._loop(loop, "can_decompose_padding")
         return padding.can_decompose_padding(self._mod[func_name], name, var)
+
+    def pad_einsum(self, block, padding) -> None:
+        """Rounds each iterator of an einsum-like block up to a multiple of its padding:
+        the buffers it accesses along a padded iterator become zero-padded copies
+        (``<name>_pad``), filled right before the block's statement and, for outputs,
+        copied back right after it; the loops that are padded iterators grow.
+
+        Parameters
+        ----------
+        block : BlockRV or str
+            A block whose every access is one point indexed by iterators or constants,
+            each buffer accessed once.
+        padding : list of int
+            One positive multiple per block iterator (1 leaves it alone).
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ScheduleError
+            When the padding does not give one positive integer per iterator, the block
+            is not an einsum, a padded loop or the block's statement holds another
+            block, a padded reduction would add non-zero terms (the update is not
+            ``acc = acc + e`` with ``e`` zero on the padding), or the block divides by a
+            padded input.
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 7), "float32"), B: T.Buffer((6, 7), "float32"), C: T.Buffer((4, 6), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i, j, k in T.grid(4, 6, 7):
+                    with T.block("C"):
+                        vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                        T.reads(A[vi, vk], B[vj, vk])
+                        T.writes(C[vi, vj])
+                        with T.init():
+                            C[vi, vj] = T.float32(0)
+                        C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            sch.pad_einsum("C", [1, 8, 1])
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 7), "float32"), B: T.Buffer((6, 7), "float32"), C: T.Buffer((4, 6), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                B_pad = T.alloc_buffer((8, 7), "float32")
+                C_pad = T.alloc_buffer((4, 8), "float32")
+                for i0, i1 in T.grid(8, 7):
+                    with T.block("B_pad"):
+                        v0, v1 = T.axis.remap("SS", [i0, i1])
+                        T.reads(B[v0, v1])
+                        T.writes(B_pad[v0, v1])
+                        B_pad[v0, v1] = T.if_then_else(v0 < 6, B[v0, v1], T.float32(0))
+                for i, j, k in T.grid(4, 8, 7):
+                    with T.block("C"):
+                        vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                        T.reads(A[vi, vk], B_pad[vj, vk])
+                        T.writes(C_pad[vi, vj])
+                        with T.init():
+                            C_pad[vi, vj] = T.float32(0)
+                        C_pad[vi, vj] = C_pad[vi, vj] + A[vi, vk] * B_pad[vj, vk]
+                for i0, i1 in T.grid(4, 6):
+                    with T.block("C_pad"):
+                        v0, v1 = T.axis.remap("SS", [i0, i1])
+                        T.reads(C_pad[v0, v1])
+                        T.writes(C[v0, v1])
+                        C[v0, v1] = C_pad[v0, v1]
+        """
+        block, func_name, name = self._block_target(block, "pad_einsum")
+        func = einsum.pad_einsum(self._mod[func_name], name, list(self._value(padding)))
+        self._apply("pad_einsum", [("block", block), ("padding", list(padding))], func_name, func)

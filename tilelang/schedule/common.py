@@ -11,7 +11,7 @@ from tilelang.ir import stmt as S
 from tilelang.ir.functor import StmtExprMutator, post_order_visit, substitute
 from tilelang.ir.var_usage import uses_any_var
 from tilelang.schedule.errors import schedule_error
-from tilelang.schedule.state import Tree
+from tilelang.schedule.state import Tree, rewrite
 
 
 def find_loop(tree: Tree, var: E.Var, primitive: str) -> S.For:
@@ -130,3 +130,16 @@ def is_reduction_binding(realize: S.BlockRealize, var: E.Var):
         if iv.iter_type != S.IterVar.DataPar and uses_any_var(value, [var]):
             return iv
     return None
+
+
+def replace_scope_body(func, scope, items, allocs):
+    """``func`` with the body of the block ``scope`` (a BlockRealize, or None for a
+    function without a root block, which then gets one) made of ``items`` and the
+    buffers ``allocs`` allocated there after its own."""
+    if scope is None:
+        root = S.Block((), (), (), "root", S.seq_stmt(*items), alloc_buffers=tuple(allocs))
+        return func.with_body(S.BlockRealize((), E.IntImm("bool", 1), root))
+    block = attrs.evolve(
+        scope.block, body=S.seq_stmt(*items), alloc_buffers=(*scope.block.alloc_buffers, *allocs)
+    )
+    return rewrite(func, {id(scope.block): block})

@@ -13,25 +13,32 @@ Before / after ``fuse_reduction_epilogue("multiply", "add")``::
             D[vi, vj] = temp[vi, vj] + C[vi, vj]
 
 The reduction must be ``temp[x] = temp[x] + ...`` with init ``temp[x] = 0``, and
-the epilogue ``D[y] = temp[y'] + bias`` (or ``bias + temp[y']``) where each of the
-epilogue's iterators indexes ``temp`` directly, so it maps to the reduction's
-spatial iterators; ``temp`` must have no other reader. Only an addition is folded:
-TVM also folds ReLU and clipping, applying them after every reduction step, which
-computes something else than the original (max(sum + c, 0) is not the running max),
-so tilelang refuses those. For floating point the bias is added first instead of
-last (a reassociation, as rfactor's).
+the epilogue ``D[y] = f(temp[y'] + bias)`` (or ``f(bias + temp[y'])``, or without a
+bias) with one load of ``temp``, where each of the epilogue's iterators indexes
+``temp`` directly, so it maps to the reduction's spatial iterators; ``temp`` must have
+no other reader. The bias becomes the init (for floating point it is then added first,
+a reassociation, as rfactor's). When ``f`` is more than the identity (ReLU,
+clipping...) it acts on the finished sum, on the reduction's last step::
+
+    D[vi, vj] = T.if_then_else(vk == 15, T.max(D[vi, vj] + A * B, 0), D[vi, vj] + A * B)
+
+TVM applies ReLU and clipping after every step (``max(D + A * B, 0)`` each time),
+which is not what the two blocks computed (a running maximum is not the maximum of the
+sum); tilelang keeps the result. The last step is the one with every reduction
+iterator at its end as long as each is bound to loops with positive coefficients (the
+loops run upwards, whatever their order after reorder or split), which is checked.
 """
 
 from __future__ import annotations
 
 import attrs
 
-from tilelang.arith import const_value
+from tilelang.arith import const_value, linear_form, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.analysis import get_block_read_write_region, uses_any_var
-from tilelang.ir.convert import binary
-from tilelang.ir.functor import post_order_visit, substitute
+from tilelang.ir.convert import binary, logical
+from tilelang.ir.functor import ExprMutator, post_order_visit, substitute
 from tilelang.schedule.common import block_subject, find_block
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import buffers_of, siblings
@@ -65,22 +72,59 @@ def _reduction(subject, realize):
 
 
 def _epilogue(subject, realize, temp):
+    """``(store, load of temp, bias or None, finish)``: the epilogue stores
+    ``finish(temp[...] + bias)``, ``finish`` an expression of the placeholder
+    :data:`_HOLE` (the placeholder itself when the epilogue only adds)."""
     store = realize.block.body
     value = store.value if isinstance(store, S.BufferStore) else None
-    if not isinstance(value, E.Add):
+    loads = [] if value is None else _temp_loads(value, temp)
+    if len(loads) != 1:
         raise schedule_error(
             P, subject,
-            "the epilogue must be one store of temp[...] + bias (only an addition can be "
-            "folded into the reduction's init without changing the result)",
+            f"the epilogue must be one store of an expression of one load of {temp.name}",
             realize,
         )  # fmt: skip
-    for load, bias in ((value.a, value.b), (value.b, value.a)):
-        if isinstance(load, E.BufferLoad) and load.buffer is temp:
-            if not _loads(bias, temp):
-                return store, load, bias
-    raise schedule_error(
-        P, subject, f"the epilogue must add a bias to one load of {temp.name}", realize
+    (load,) = loads
+    core, bias = load, None
+    parent = _parent_of(value, load)
+    if isinstance(parent, E.Add):
+        other = parent.b if parent.a is load else parent.a
+        if not _loads(other, temp):
+            core, bias = parent, other
+    hole = E.Var("finished", core.dtype)
+    return store, load, bias, _Replace(core, hole).visit(value), hole
+
+
+def _temp_loads(expr, buffer) -> list:
+    found = []
+    post_order_visit(
+        expr,
+        lambda n: found.append(n) if isinstance(n, E.BufferLoad) and n.buffer is buffer else None,
     )
+    return found
+
+
+def _parent_of(expr, node):
+    found = []
+
+    def visit(n):
+        if any(kid is node for kid in _kids(n)):
+            found.append(n)
+
+    post_order_visit(expr, visit)
+    return found[0] if found else None
+
+
+def _kids(node) -> list:
+    return [getattr(node, f) for f in ("a", "b") if isinstance(getattr(node, f, None), E.PrimExpr)]
+
+
+class _Replace(ExprMutator):
+    def __init__(self, old, new):
+        self.old, self.new = old, new
+
+    def visit(self, node):
+        return self.new if node is self.old else super().visit(node)
 
 
 def _loads(expr, buffer) -> bool:
@@ -99,7 +143,7 @@ def fuse_reduction_epilogue(func, reduction_name, epilogue_name):
     subject = f"{block_subject(red)}, {block_subject(epi)}"
     store = _reduction(subject, red)
     temp = store.buffer
-    out, load, bias = _epilogue(subject, epi, temp)
+    out, load, bias, finish, hole = _epilogue(subject, epi, temp)
     readers = [r for r in siblings(tree, red) if temp in buffers_of(r)[0]]
     if readers != [epi]:
         names = [r.block.name_hint for r in readers]
@@ -126,27 +170,68 @@ def fuse_reduction_epilogue(func, reduction_name, epilogue_name):
                 subject,
                 f"the epilogue reads {temp.name} at other indices than the reduction writes",
             )
-    reduce_vars = [iv.var for iv in red.block.iter_vars if iv.iter_type != S.IterVar.DataPar]
+    dst = out.buffer
+    if _loads(finish, dst) or (bias is not None and _loads(bias, dst)):
+        raise schedule_error(
+            P, subject, f"the epilogue reads its output {dst.name}, which the reduction "
+            "would overwrite while it runs",
+        )  # fmt: skip
+    reduce_ivs = [iv for iv in red.block.iter_vars if iv.iter_type != S.IterVar.DataPar]
+    reduce_vars = [iv.var for iv in reduce_ivs]
     target_indices = tuple(substitute(x, vmap) for x in out.indices)
-    new_bias = substitute(bias, vmap)
-    if any(uses_any_var(x, reduce_vars) for x in (*target_indices, new_bias)):
+    new_bias = None if bias is None else substitute(bias, vmap)
+    new_finish = substitute(finish, vmap)
+    depends = (*target_indices, new_finish, *(() if new_bias is None else (new_bias,)))
+    if any(uses_any_var(x, reduce_vars) for x in depends):
         raise schedule_error(P, subject, "the epilogue would depend on the reduction iterators")
     _check_between(tree, red, epi, out.buffer, subject)
-    dst = out.buffer
-    init = S.BufferStore(dst, new_bias, target_indices)
     if dst.dtype != temp.dtype:
         raise schedule_error(
             P, subject,
             f"{dst.name} is {dst.dtype} but the reduction accumulates in {temp.dtype}",
         )  # fmt: skip
-    update = S.BufferStore(
-        dst, binary("add", E.BufferLoad(dst, target_indices), store.value.b), target_indices
-    )
+    first = red.block.init.value if new_bias is None else new_bias
+    init = S.BufferStore(dst, first, target_indices)
+    step = binary("add", E.BufferLoad(dst, target_indices), store.value.b)
+    if finish is not hole:
+        # the rest of the epilogue (ReLU, clipping...) acts on the finished sum: on the
+        # reduction's last step only
+        _check_last_step(subject, red, reduce_ivs)
+        done = substitute(new_finish, {hole: step})
+        step = E.Call(step.dtype, "if_then_else", (_last_step(reduce_ivs), done, step))
+    update = S.BufferStore(dst, step, target_indices)
     block = attrs.evolve(red.block, body=update, init=init)
     reads, writes = get_block_read_write_region(block)
     block = attrs.evolve(block, reads=tuple(reads), writes=tuple(writes))
     top = tree.removable_root(epi)
     return rewrite(func, {id(red.block): block, id(top): REMOVE})
+
+
+def _last_step(reduce_ivs):
+    """Every reduction iterator at the end of its domain."""
+    cond = None
+    for iv in reduce_ivs:
+        last = simplify(iv.dom.min + iv.dom.extent - 1)
+        eq = binary("eq", iv.var, last)
+        cond = eq if cond is None else logical("and", cond, eq)
+    return cond
+
+
+def _check_last_step(subject, realize, reduce_ivs):
+    """The step with every reduction iterator at its end must come last: each is
+    bound to a sum of loop variables with non-negative coefficients (the loops run
+    upwards, so that step is the last one)."""
+    bindings = dict(zip((iv.var for iv in realize.block.iter_vars), realize.iter_values))
+    for iv in reduce_ivs:
+        form = linear_form(bindings[iv.var])
+        ok = all(isinstance(atom, E.Var) and coeff > 0 for atom, coeff in form.live_terms())
+        if not ok:
+            raise schedule_error(
+                P, subject,
+                f"the reduction iterator {iv.var.name} is bound to {bindings[iv.var]}, so its "
+                "last value may not be its last step, where the epilogue is applied",
+                realize,
+            )  # fmt: skip
 
 
 def _same(a, b) -> bool:

@@ -19,12 +19,27 @@ from tilelang.ir.convert import convert
 from tilelang.ir.functor import substitute
 
 
-class IndexMap:
-    """``final_indices`` as expressions of ``initial_indices`` (variables)."""
+class _AxisSeparator:
+    """The mark ``IndexMap.AXIS_SEPARATOR`` between the outputs of a layout map: the
+    new buffer's axes are grouped there (its ``axis_separators``)."""
 
-    def __init__(self, initial_indices, final_indices):
+    def __repr__(self) -> str:
+        return "IndexMap.AXIS_SEPARATOR"
+
+    __str__ = __repr__
+
+
+class IndexMap:
+    """``final_indices`` as expressions of ``initial_indices`` (variables);
+    ``axis_separators``: where :data:`AXIS_SEPARATOR` marks stood among them."""
+
+    #: written between two outputs of a transform_layout map to separate axis groups
+    AXIS_SEPARATOR = _AxisSeparator()
+
+    def __init__(self, initial_indices, final_indices, axis_separators=()):
         self.initial_indices = tuple(initial_indices)
         self.final_indices = tuple(final_indices)
+        self.axis_separators = tuple(axis_separators)
 
     @staticmethod
     def from_func(func, ndim: int | None = None, dtype: str = "int32") -> IndexMap:
@@ -46,7 +61,8 @@ class IndexMap:
         result = func(*variables)
         if not isinstance(result, (list, tuple)):
             result = [result]
-        return IndexMap(variables, [convert(x) for x in result])
+        finals, separators = split_separators(result)
+        return IndexMap(variables, [convert(x) for x in finals], separators)
 
     def map_indices(self, indices) -> list:
         """The final indices with the initial variables replaced by ``indices``."""
@@ -71,8 +87,23 @@ class IndexMap:
 
     def __str__(self) -> str:
         params = ", ".join(v.name for v in self.initial_indices)
-        body = ", ".join(e.script() for e in self.final_indices)
+        parts = [e.script() for e in self.final_indices]
+        for position in reversed(self.axis_separators):
+            parts.insert(position, str(self.AXIS_SEPARATOR))
+        body = ", ".join(parts)
         return f"lambda {params}: ({body}{',' if len(self.final_indices) == 1 else ''})"
 
     def __repr__(self) -> str:
         return str(self)
+
+
+def split_separators(outputs) -> tuple[list, list]:
+    """``(outputs without the AXIS_SEPARATOR marks, the marks' positions among the
+    remaining outputs)``."""
+    finals, separators = [], []
+    for x in outputs:
+        if isinstance(x, _AxisSeparator):
+            separators.append(len(finals))
+        else:
+            finals.append(x)
+    return finals, separators

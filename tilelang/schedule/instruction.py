@@ -307,4 +307,11 @@ _kind(
 _kind(
     "SampleComputeLocation", "sample_compute_location", "block:i", SINGLE, pure=True, decision=True
 )
+_kind("RollingBuffer", "rolling_buffer", "block:i write_buffer_index:a")
+_kind("PadEinsum", "pad_einsum", "block:i padding:a")
+_kind("ReadAt", "read_at", "loop:i block:i read_buffer_index:a storage_scope:a", SINGLE)
+_kind("WriteAt", "write_at", "loop:i block:i write_buffer_index:a storage_scope:a", SINGLE)
+_kind("CacheIndex", "cache_index", "block:i storage_scope:a cse_thresh:a", LIST)
+_kind("TransformBlockLayout", "transform_block_layout", "block:i index_map:a")
+_kind("SetAxisSeparator", "set_axis_separator", "block:i buffer_index:a axis_separators:a")
 _kind("EnterPostproc", "enter_postproc", "")

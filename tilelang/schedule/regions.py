@@ -95,14 +95,17 @@ def access_regions(block) -> tuple[list, list]:
     return out[0], out[1]
 
 
-def covered_region(primitive, subject, tree, realizes, buffer, loop, use_writes) -> list:
+def covered_region(
+    primitive, subject, tree, realizes, buffer, loop, use_writes, scope=None
+) -> list:
     """Per dimension ``(lo, hi)`` (inclusive) of ``buffer`` touched by ``realizes``
-    during one iteration of ``loop``, over all of them."""
+    during one iteration of ``loop``, over all of them. Thread loops are swept as
+    memory of ``scope`` (the buffer's own scope when None) is shared."""
     total = None
     for realize in realizes:
         reads, writes = access_regions(realize.block)
         bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
-        dom = relaxed_loops(tree, realize, loop, buffer.scope)
+        dom = relaxed_loops(tree, realize, loop, scope or buffer.scope)
         for region in writes if use_writes else reads:
             if region.buffer is not buffer:
                 continue

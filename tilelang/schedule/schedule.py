@@ -36,6 +36,7 @@ from tilelang.schedule.api_reindex import ReindexPrimitives
 from tilelang.schedule.api_sampling import SamplingPrimitives
 from tilelang.schedule.api_staging import StagingPrimitives
 from tilelang.schedule.api_state import StatePrimitives
+from tilelang.schedule.api_storage import StoragePrimitives
 from tilelang.schedule.api_tensorize import TensorizePrimitives
 from tilelang.schedule.errors import (
     RENDER_LEVELS,
@@ -74,6 +75,7 @@ class Schedule(
     PaddingPrimitives,
     FusionPrimitives,
     StagingPrimitives,
+    StoragePrimitives,
 ):
     """TensorIR schedule over ``mod`` (an IRModule, or a PrimFunc kept as ``"main"``).
 

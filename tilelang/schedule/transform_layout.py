@@ -13,25 +13,35 @@ the range of each output over the buffer (each must start at 0). The map must be
 one-to-one, checked by evaluating it over every index of the (constant-shaped)
 buffer; when the new shape has more elements than the buffer (``i // 4, i % 4`` of
 14 rows makes 16), the extra ones are padding: ``pad_value`` is then required, and a
-block filling the whole new buffer with it runs before the buffer is first written
-(so padding reads see ``pad_value``). A function parameter can be re-laid out (the
-caller then passes the new shape) but not padded.
+block writing it into the padding runs before the buffer is first written (so padding
+reads see ``pad_value``). The padding is found by inverting the map over the buffer's
+axes rounded up to the map's divisors (``i`` over 16: ``i = v0 * 4 + v1``, padding
+where ``i >= 14``); a map that cannot be inverted so gets the whole buffer filled
+first instead. A function parameter can be re-laid out (the caller then passes the
+new shape) but not padded. ``IndexMap.AXIS_SEPARATOR`` between two outputs
+(``lambda i, j: (i, IndexMap.AXIS_SEPARATOR, j)``) sets the new buffer's
+``axis_separators`` there, as TVM's transform_layout does.
 """
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import numpy as np
 
-from tilelang.arith import const_value, eval_interval
+from tilelang.arith import const_value, eval_interval, simplify
+from tilelang.arith.iter_map import inverse_map
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.analysis import get_block_read_write_region
 from tilelang.ir.buffer import Range
-from tilelang.ir.convert import convert
+from tilelang.ir.convert import binary, convert, logical
 from tilelang.ir.functor import StmtExprMutator, post_order_visit
+from tilelang.ir.var_usage import uses_var
 from tilelang.schedule.common import block_subject, find_block
 from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.index_map import split_separators
 from tilelang.schedule.inline import allocated_in
 from tilelang.schedule.reindex import resolve_buffer
 from tilelang.schedule.state import Tree, rewrite
@@ -65,8 +75,15 @@ def _apply_map(subject, index_map, buffer):
         outputs = index_map(*variables)
     except Exception as error:  # the user's function: say that it failed, and how
         raise schedule_error(P, subject, f"the index map failed: {error}") from None
-    outputs = [convert(x) for x in (outputs if isinstance(outputs, (tuple, list)) else [outputs])]
-    return variables, outputs
+    outputs = outputs if isinstance(outputs, (tuple, list)) else [outputs]
+    outputs, separators = split_separators(outputs)
+    outputs = [convert(x) for x in outputs]
+    ok = all(0 < x < len(outputs) for x in separators)
+    if not ok or any(a >= b for a, b in zip(separators, separators[1:])):
+        raise schedule_error(
+            P, subject, "IndexMap.AXIS_SEPARATOR must stand between outputs, at most once there"
+        )
+    return variables, outputs, separators
 
 
 def _new_shape(subject, buffer, variables, outputs):
@@ -152,7 +169,7 @@ def transform_layout(func, name, buffer_index, index_map, pad_value=None):
         m for m in getattr(n, "match_buffers", ()) if m.source.buffer is buffer))  # fmt: skip
     if views:
         raise schedule_error(P, subject, f"{buffer.name} is matched by a T.match_buffer view")
-    variables, outputs = _apply_map(subject, index_map, buffer)
+    variables, outputs, separators = _apply_map(subject, index_map, buffer)
     shape = _new_shape(subject, buffer, variables, outputs)
     exact = _check_one_to_one(subject, buffer, variables, outputs, shape)
     owner = allocated_in(tree, buffer)
@@ -168,19 +185,26 @@ def transform_layout(func, name, buffer_index, index_map, pad_value=None):
         )
     dtype = buffer.shape[0].dtype if buffer.shape else "int32"
     new_shape = tuple(E.IntImm(dtype, n) for n in shape)
-    new = attrs.evolve(buffer, shape=new_shape, strides=(), elem_offset=buffer.elem_offset)
+    new = attrs.evolve(
+        buffer,
+        shape=new_shape,
+        strides=(),
+        elem_offset=buffer.elem_offset,
+        axis_separators=separators,  # a new layout has only the groups its map marks
+    )
     relayout = _Relayout(buffer, new, variables, outputs)
     body = relayout.visit(func.body)
     buffer_map = {p: (new if b is buffer else b) for p, b in func.buffer_map.items()}
     func = attrs.evolve(func.with_body(body), buffer_map=buffer_map)
     if not exact:
-        func = _fill_padding(func, new, pad_value, subject)
+        old_shape = [const_value(x) for x in buffer.shape]
+        func = _fill_padding(func, new, pad_value, variables, outputs, old_shape)
     return func
 
 
-def _fill_padding(func, buffer, pad_value, subject):
-    """A block writing ``pad_value`` over all of ``buffer``, first in the scope that
-    allocates it."""
+def _fill_padding(func, buffer, pad_value, variables, outputs, old_shape):
+    """A block writing ``pad_value`` into the padding of ``buffer`` (all of it when
+    the padding cannot be told apart), first in the scope that allocates it."""
     tree = Tree(func)
     owner = allocated_in(tree, buffer)
     block = owner.block if isinstance(owner, S.BlockRealize) else owner
@@ -194,8 +218,48 @@ def _fill_padding(func, buffer, pad_value, subject):
     fill = S.Block(tuple(ivs), (), (), f"{buffer.name}_pad", store)
     reads, writes = get_block_read_write_region(fill)
     fill = attrs.evolve(fill, writes=tuple(writes))
-    stmt = S.BlockRealize(tuple(loops), E.IntImm("bool", 1), fill)
+    where = _padding_predicate(variables, outputs, old_shape, buffer.shape, loops)
+    stmt = S.BlockRealize(tuple(loops), E.IntImm("bool", 1) if where is None else where, fill)
     for loop, n in reversed(list(zip(loops, buffer.shape))):
         stmt = S.For(loop, E.IntImm(n.dtype, 0), n, S.ForKind.SERIAL, stmt)
     new_block = attrs.evolve(block, body=S.seq_stmt(stmt, block.body))
     return rewrite(func, {id(block): new_block})
+
+
+def _padding_predicate(variables, outputs, old_shape, new_shape, new_indices):
+    """Where the new indices ``new_indices`` fall in the padding, or None when the map
+    does not invert over the old axes rounded up to its divisors."""
+    extended = []
+    for var, extent in zip(variables, old_shape):
+        step = 1
+        for out in outputs:
+            for divisor in _divisors_of(out, var):
+                step = math.lcm(step, divisor)
+        extended.append(-(-extent // step) * step)
+    sizes = [const_value(x) for x in new_shape]
+    if None in sizes or math.prod(extended) != math.prod(sizes):
+        return None
+    iters = {v: Range(0, n) for v, n in zip(variables, extended)}
+    inverse = inverse_map(outputs, iters, list(new_indices))
+    if inverse is None:
+        return None
+    where = None
+    for var, old, ext in zip(variables, old_shape, extended):
+        if ext != old:
+            outside = binary("le", E.IntImm(var.dtype, old), simplify(inverse[var]))
+            where = outside if where is None else logical("or", where, outside)
+    return where
+
+
+def _divisors_of(expr, var) -> list:
+    """The constant divisors and moduli applied to expressions of ``var``."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, (E.FloorDiv, E.FloorMod)) and uses_var(node.a, var):
+            value = const_value(node.b)
+            if value is not None and value > 0:
+                found.append(value)
+
+    post_order_visit(expr, visit)
+    return found

@@ -249,6 +249,8 @@ class ScriptPrinter(StmtPrinter):
             args.append(f"scope={string_literal(buffer.scope)}")
         if buffer.offset_factor:
             args.append(f"offset_factor={buffer.offset_factor}")
+        if buffer.axis_separators:
+            args.append(f"axis_separators={list(buffer.axis_separators)}")
         return f"{func}({', '.join(args)})"
 
     # -- functions
