@@ -195,3 +195,17 @@ def same_expr(a, b) -> bool:
                 continue
             stack.append((getattr(x, name), getattr(y, name)))
     return True
+
+
+def scale_ordered(expr: E.PrimExpr) -> E.PrimExpr:
+    """An integer sum written as TVM's canonical simplifier writes it: terms by
+    decreasing coefficient (``v0 * 2 + v3``, not ``v3 + v0 * 2``), the constant last.
+    Anything else is returned as it is."""
+    if not (expr.dtype.is_integer() and isinstance(expr, (E.Add, E.Sub))):
+        return expr
+    form = linear_form(expr)
+    ordered = LinearForm(form.dtype)
+    for atom, coeff in sorted(form.live_terms(), key=lambda t: -t[1]):
+        ordered.add_atom(atom, coeff)
+    ordered.const = form.const
+    return ordered.to_expr()

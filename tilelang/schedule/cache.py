@@ -142,6 +142,14 @@ def _writes_in(tree, item, buffer) -> bool:
     return bool(found) or any(buffer in buffers_of(r)[1] for r in tree.blocks_under(item))
 
 
+def _scope_items(tree, realize):
+    """The scope block's realize and the top-level statements of its body (what the
+    staging primitives insert their new blocks between)."""
+    scope = tree.scope_realize(realize)
+    body = tree.func.body if scope is None else scope.block.body
+    return scope, list(body.seq) if isinstance(body, S.SeqStmt) else [body]
+
+
 def _top_index(tree, items, node):
     return next(i for i, it in enumerate(items) if it is node or tree.is_ancestor(it, node))
 

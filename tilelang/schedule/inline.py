@@ -11,13 +11,12 @@ from tilelang.analysis import get_block_read_write_region
 from tilelang.arith import (
     Analyzer,
     ConstBound,
-    LinearForm,
     const_value,
     eval_interval,
-    linear_form,
     simplify,
 )
 from tilelang.arith.iter_inverse import inverse_map
+from tilelang.arith.linear import scale_ordered
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Range
@@ -407,18 +406,7 @@ def _scale_order(cond):
     them: terms by decreasing coefficient (``i0 * 16 + i1``, not ``i1 + i0 * 16``)."""
     if not isinstance(cond, (E.LT, E.LE)):
         return cond
-    sides = []
-    for side in (cond.a, cond.b):
-        if not (side.dtype.is_integer() and isinstance(side, (E.Add, E.Sub))):
-            sides.append(side)
-            continue
-        form = linear_form(side)
-        ordered = LinearForm(form.dtype)
-        for atom, coeff in sorted(form.live_terms(), key=lambda t: -t[1]):
-            ordered.add_atom(atom, coeff)
-        ordered.const = form.const
-        sides.append(ordered.to_expr())
-    return type(cond)(*sides)
+    return type(cond)(scale_ordered(cond.a), scale_ordered(cond.b))
 
 
 def _covers(producer, p_indices, consumer, c_indices) -> bool:

@@ -23,7 +23,8 @@ import math
 import attrs
 
 from tilelang.arith import Analyzer, ConstBound, const_value, eval_interval, simplify
-from tilelang.arith.iter_map import inverse_map
+from tilelang.arith.iter_inverse import inverse_map
+from tilelang.arith.linear import scale_ordered
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Range
@@ -63,6 +64,10 @@ def transform_block_layout(func, name, index_map):
         extents.append(extent)
     new_vars = [E.Var(f"v{d}", out.dtype) for d, out in enumerate(outputs)]
     inverse = inverse_map(outputs, doms, new_vars)
+    # inverse_map builds TVM's unsimplified expressions; the rewritten IR wants them simplified
+    inverse = (
+        None if inverse is None else {k: scale_ordered(simplify(v)) for k, v in inverse.items()}
+    )
     if inverse is None or not _same_size([iv.dom.extent for iv in ivs], extents):
         raise schedule_error(
             P, subject, f"the index map {imap} is not a bijection of the block's iterations"

@@ -31,7 +31,8 @@ import attrs
 import numpy as np
 
 from tilelang.arith import const_value, eval_interval, simplify
-from tilelang.arith.iter_map import inverse_map
+from tilelang.arith.iter_inverse import inverse_map
+from tilelang.arith.linear import scale_ordered
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.analysis import get_block_read_write_region
@@ -241,6 +242,10 @@ def _padding_predicate(variables, outputs, old_shape, new_shape, new_indices):
         return None
     iters = {v: Range(0, n) for v, n in zip(variables, extended)}
     inverse = inverse_map(outputs, iters, list(new_indices))
+    # inverse_map builds TVM's unsimplified expressions; the rewritten IR wants them simplified
+    inverse = (
+        None if inverse is None else {k: scale_ordered(simplify(v)) for k, v in inverse.items()}
+    )
     if inverse is None:
         return None
     where = None
