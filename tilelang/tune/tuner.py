@@ -29,9 +29,11 @@ from tilelang.errors import ArgumentError, BuildError, ScheduleError, TileLangEr
 from tilelang.target import as_target
 from tilelang.tune.builder import build_candidate
 from tilelang.tune.database import JSONDatabase, make_record
+from tilelang.tune.cost_model import kendall_tau
 from tilelang.tune.features import candidate_features
 from tilelang.tune.flop import estimate_flop
-from tilelang.tune.progress import Progress, save_plot, summary_table
+from tilelang.tune.progress import Progress, save_plot
+from tilelang.tune.report import task_table
 from tilelang.tune.runner import Measurer, _only_prim_func
 from tilelang.tune.space import apply_space, mutate, resolve_space
 from tilelang.tune.trace_json import replay, trace_to_json
@@ -71,40 +73,90 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
         db = tune_tir(mod, "llvm", space="auto", max_trials=64, work_dir="logs")
         best = compile_tir(db, mod, "llvm")
     """
-    mod = as_module(mod)
-    target_text = str(as_target(target))
-    space_fn = resolve_space(space, target)
-    func_name, _ = _only_prim_func(mod)
     if max_trials < 0 or num_trials_per_iter < 1:
         raise ArgumentError("max_trials must be >= 0 and num_trials_per_iter >= 1")
     database = JSONDatabase(work_dir if work_dir is not None else tempfile.mkdtemp("-tune"))
-    model = _cost_model(cost_model, seed)
-    search = _Search(mod, target_text, space_fn, database, seed, model, pool_factor)
-    flop = estimate_flop(mod)
-    bar = Progress(max_trials, flop, stream, enabled=progress)
-    if search.trials < max_trials:
-        _require_device(as_target(target))
-        measurer = Measurer(mod, target_text, seed, number, repeat, min_repeat_ms)
+    task = TaskTuner(mod, target, database, space=space, seed=seed, cost_model=cost_model,
+                     pool_factor=pool_factor, number=number, repeat=repeat,
+                     min_repeat_ms=min_repeat_ms, name=task_name)  # fmt: skip
+    bar = Progress(max_trials, task.flop, stream, enabled=progress)
+    if task.trials < max_trials:
         own_executor = executor is None
         pool = executor or _default_executor(num_trials_per_iter)
         try:
-            search.warm_start(pool)
-            while search.trials < max_trials:
-                batch = search.draw(min(num_trials_per_iter, max_trials - search.trials), pool)
-                if not batch:
-                    break  # the space has nothing new to offer
-                search.run_batch(batch, pool, measurer, flop, bar)
+            while task.trials < max_trials and not task.exhausted:
+                task.step(min(num_trials_per_iter, max_trials - task.trials), pool, bar)
         finally:
             if own_executor:
                 pool.shutdown(wait=True)
-    bar.update(search.trials, search.best_sec())
+    bar.update(task.trials, task.best_sec())
     bar.close()
     if progress:
-        table = summary_table(task_name or func_name, flop, search.best_sec(), search.trials)
-        print(table, file=bar.stream)
+        print(task_table([task.summary()]), file=bar.stream)
     if plot is not None:
-        save_plot(plot, search.latencies(), flop)
+        save_plot(plot, task.latencies(), task.flop)
     return database
+
+
+class TaskTuner:
+    """One task's search, run a batch at a time (``tune_tir`` runs one; the task
+    scheduler of :mod:`tilelang.tune.tune_model` interleaves several).
+
+    ``weight`` is how many times the model calls the task's function; ``name`` labels
+    its rows in the progress and the final table."""
+
+    def __init__(self, mod, target, database, space="auto", seed: int = 0,
+                 cost_model="auto", pool_factor: int = POOL_FACTOR, number: int = 1,
+                 repeat: int = 5, min_repeat_ms: float = 10.0, name: str | None = None,
+                 weight: int = 1):  # fmt: skip
+        self.mod = as_module(mod)
+        self.target = as_target(target)
+        func_name, _ = _only_prim_func(self.mod)
+        self.name, self.weight = name or func_name, weight
+        self.flop = estimate_flop(self.mod)
+        self.seed, self.timing = seed, (number, repeat, min_repeat_ms)
+        self.search = _Search(self.mod, str(self.target), resolve_space(space, target),
+                              database, seed, _cost_model(cost_model, seed), pool_factor)  # fmt: skip
+        self.measurer = None
+        self.exhausted = False  # the space had nothing new to offer
+
+    @property
+    def trials(self) -> int:
+        return self.search.trials
+
+    def best_sec(self) -> float:
+        return self.search.best_sec()
+
+    def latencies(self) -> list[float]:
+        return self.search.latencies()
+
+    def step(self, count: int, pool, bar=None) -> int:
+        """Draw, build and measure up to ``count`` new candidates; returns how many
+        were measured (0: the space is exhausted). ``bar.update(trials, best)`` is
+        called after each measurement."""
+        if self.measurer is None:
+            _require_device(self.target)
+            number, repeat, min_repeat_ms = self.timing
+            self.measurer = Measurer(self.mod, str(self.target), self.seed, number, repeat,
+                                     min_repeat_ms)  # fmt: skip
+            self.search.warm_start(pool)
+        batch = self.search.draw(count, pool)
+        if not batch:
+            self.exhausted = True
+            return 0
+        self.search.run_batch(batch, pool, self.measurer, self.flop, bar)
+        return len(batch)
+
+    def summary(self) -> dict:
+        """The figures of the final table: name, FLOP, weight, best seconds, trials,
+        and the cost model's mean Kendall tau over the batches it chose (None when
+        it chose none)."""
+        taus = self.search.model_taus
+        return {
+            "name": self.name, "flop": self.flop, "weight": self.weight,
+            "best_sec": self.best_sec(), "trials": self.trials,
+            "model_tau": sum(taus) / len(taus) if taus else None,
+        }  # fmt: skip
 
 
 def _require_device(target) -> None:
@@ -166,6 +218,9 @@ class _Search:
         self.seen = {_trace_key(r.trace) for r in self.records}
         self.trials = len(self.records)
         self.model, self.pool_factor = model, max(1, pool_factor)
+        self.predicted: dict = {}  # trace key -> the model's score, for measured picks
+        self.model_taus: list[float] = []  # per guided batch: predicted vs measured order
+        self.default_offered = False
 
     def best_sec(self) -> float:
         return min((r.latency for r in self.records), default=math.inf)
@@ -190,8 +245,10 @@ class _Search:
         """Up to ``count`` new candidates ``(schedule, trace data, text, features)``;
         scored by the model, when it is trained, among ``pool_factor`` times more."""
         guided = self.model is not None and self.model.trained and pool is not None
+        first = self._default_candidate()
+        count -= len(first)
         candidates = self._sample(count * self.pool_factor if guided else count)
-        if not guided:
+        if not guided or not candidates:
             chosen = candidates
         else:
             features = _features(pool, [text for _, _, text in candidates])
@@ -202,18 +259,36 @@ class _Search:
             rest = order[count - explore :]
             picked += self.rng.sample(rest, min(explore, len(rest)))
             chosen = [candidates[i] + (features[i],) for i in picked]
+            for i in picked:
+                self.predicted[_trace_key(candidates[i][1])] = float(scores[i])
         batch = []
-        for item in chosen:
+        for item in first + chosen:
             self.seen.add(_trace_key(item[1]))
             batch.append(item if len(item) == 4 else item + (None,))
         return batch
+
+    def _default_candidate(self) -> list:
+        """The space's candidate that takes every draw's first choice -- the default
+        build's schedule for spaces built on the rules (``first_choice_is_default``)
+        -- once per run, unless it was measured already."""
+        if self.default_offered or not getattr(self.space, "first_choice_is_default", False):
+            return []
+        self.default_offered = True
+        try:
+            sch = apply_space(self.mod, self.space, self.rng.randrange(1, 2**31), rest=0)
+        except ScheduleError:
+            return []
+        data = trace_to_json(sch.trace)
+        if _trace_key(data) in self.seen:
+            return []
+        return [(sch, data, sch.mod.script())]
 
     def _sample(self, count: int) -> list:
         """Up to ``count`` candidates ``(schedule, trace data, text)`` not seen yet."""
         ranked = sorted(self.records, key=lambda r: r.latency)[:TOP_K]
         parents = [r.as_trace() for r in ranked if math.isfinite(r.latency)]
         batch, keys = [], set()
-        for _ in range(count * MAX_DRAWS_PER_CANDIDATE):
+        for _ in range(max(0, count) * MAX_DRAWS_PER_CANDIDATE):
             if len(batch) == count:
                 break
             try:
@@ -259,9 +334,20 @@ class _Search:
             self.records.append(record)
             new.append((features, record.latency))
             self.trials += 1
-            bar.update(self.trials, self.best_sec())
+            if bar is not None:
+                bar.update(self.trials, self.best_sec())
+        self._score_model([self.predicted.pop(_trace_key(item[1]), None) for item in batch],
+                          [lat for _, lat in new])  # fmt: skip
         if self.model is not None:
             self.model.update([f for f, _ in new], [lat for _, lat in new])
+
+    def _score_model(self, scores, latencies) -> None:
+        """How well the model ordered this batch: Kendall's tau of its scores against
+        the measured throughput (failures 0), over the candidates it picked."""
+        pairs = [(s, 1.0 / lat if math.isfinite(lat) and lat > 0 else 0.0)
+                 for s, lat in zip(scores, latencies) if s is not None]  # fmt: skip
+        if len(pairs) >= 3:
+            self.model_taus.append(kendall_tau([p[0] for p in pairs], [p[1] for p in pairs]))
 
 
 def _features(pool, texts) -> list:
