@@ -221,3 +221,21 @@ def test_whole_model_tuning_on_a_local_dask_cluster(tmp_path):
     args = _inputs(1)
     np.testing.assert_allclose(_run(compile_relax(result.database, mod, "llvm"), args),
                                _expected(*args), rtol=1e-4, atol=1e-4)  # fmt: skip
+
+
+def test_model_accuracy_is_measured_on_the_batches_it_chose(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tilelang.testing.workloads import matmul
+    from tilelang.tune import JSONDatabase, TaskTuner
+
+    task = TaskTuner(matmul(32), "llvm", JSONDatabase(tmp_path), space="generic",
+                     cost_model="numpy", pool_factor=2, repeat=1, min_repeat_ms=0.0)  # fmt: skip
+    with ThreadPoolExecutor(1) as pool:
+        while task.trials < 8:  # the model trains once 8 candidates are measured
+            task.step(4, pool)
+        assert task.summary()["model_tau"] is None
+        task.step(4, pool)  # scored by the model, then measured
+    tau = task.summary()["model_tau"]
+    assert tau is not None and -1.0 <= tau <= 1.0
+    assert task.summary()["trials"] == 12
