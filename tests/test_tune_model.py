@@ -239,3 +239,24 @@ def test_model_accuracy_is_measured_on_the_batches_it_chose(tmp_path):
     tau = task.summary()["model_tau"]
     assert tau is not None and -1.0 <= tau <= 1.0
     assert task.summary()["trials"] == 12
+
+
+def test_tilec_tunes_a_graph_module_as_a_whole_model(tmp_path, capsys):
+    from tilelang import cli
+
+    database = tmp_path / "db"
+    status = cli.main([str(MODEL), "--tune", "4", "--database", str(database)])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert len((database / "database.jsonl").read_text().splitlines()) == 4
+    assert "Total trials: 4" in err and "layer_a" in err
+    tuned = tilelang.parse(out)
+    # the tuned functions carry their schedules (the tuned layer_a and layer_b alike)
+    from tilelang.tune.tasks import task_module
+    from tilelang.tune.workload import workload_hash
+
+    keys = [workload_hash(task_module(tuned[n])) for n in ("layer_a", "layer_b")]
+    assert keys[0] == keys[1] != workload_hash(task_module(_model()["layer_a"]))
+    args = _inputs(2)
+    ex = relax.build(tuned, target="llvm")
+    np.testing.assert_allclose(_run(ex, args), _expected(*args), rtol=1e-4, atol=1e-4)

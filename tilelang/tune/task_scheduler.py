@@ -102,10 +102,13 @@ def make_scheduler(name):
 def allocate(tasks, max_trials: int, batch: int, scheduler, step,
              max_trials_per_task: int | None = None) -> list[list[float]]:  # fmt: skip
     """Share ``max_trials`` measured trials (counting those the tasks already have)
-    among ``tasks``, ``batch`` at a time: ``step(task, count)`` measures up to
-    ``count`` candidates of one task and returns how many it measured (0: the space is
-    exhausted). Returns each task's best-latency history, one entry per batch."""
+    among ``tasks``, ``batch`` at a time (at most ``max_trials // len(tasks)``, so a
+    small budget still gives every task its warm-up batch): ``step(task, count)``
+    measures up to ``count`` candidates of one task and returns how many it measured
+    (0: the space is exhausted). Returns each task's best-latency history, one entry
+    per batch."""
     histories = [[] for _ in tasks]
+    batch = max(1, min(batch, max_trials // max(1, len(tasks))))
     for task, history in zip(tasks, histories):
         if task.trials:  # earlier runs' records count as one batch each task has had
             history.append(task.best_sec())
