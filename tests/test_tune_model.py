@@ -63,7 +63,9 @@ def test_structurally_equal_functions_are_one_task():
 def test_different_shapes_or_block_names_are_different_tasks():
     text = MODEL.read_text()
     # another block name: traces name blocks, so the workloads must differ
-    renamed = text.replace('with T.block("Z"):\n                va', 'with T.block("O"):\n                va')
+    renamed = text.replace(
+        'with T.block("Z"):\n                va', 'with T.block("O"):\n                va'
+    )
     assert renamed != text
     assert [t.weight for t in extract_tasks(tilelang.parse(renamed))] == [1, 1, 1, 2]
 

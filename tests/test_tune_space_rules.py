@@ -50,9 +50,7 @@ def test_sampled_candidates_compute_the_program_and_replay(workload):
         distinct.append(sch.mod)
         args = workload.arguments(seed=seed)
         tilelang.build(sch.mod, "llvm")[workload.name](*args)
-        np.testing.assert_allclose(
-            args[-1], workload.reference(*args[:-1]), rtol=1e-4, atol=1e-4
-        )
+        np.testing.assert_allclose(args[-1], workload.reference(*args[:-1]), rtol=1e-4, atol=1e-4)
     assert len(distinct) >= 3  # the draws change the schedule, not just the trace
 
 

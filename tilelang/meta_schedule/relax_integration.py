@@ -43,8 +43,9 @@ def extract_tasks(mod: IRModule, target, params: dict | None = None) -> list[Ext
 
     target = as_target(target)
     return [
-        ExtractedTask(task.name, task.mod, target, (task.mod,) * len(task.func_names),
-                      task.weight)  # fmt: skip
+        ExtractedTask(
+            task.name, task.mod, target, (task.mod,) * len(task.func_names), task.weight
+        )  # fmt: skip
         for task in distinct_tasks(mod, params)
     ]
 

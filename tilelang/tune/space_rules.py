@@ -83,7 +83,9 @@ def sampled_plan(sch, info, machine):
         return None
     lanes = machine.lanes(info.write.buffer.dtype)
     vec_extent = info.extent_of(plan.vec_iter)
-    vec_tile = _draw(sch, plan.vec_tile, [lanes * c for c in VECTOR_COUNTS if vec_extent % (lanes * c) == 0])
+    vec_tile = _draw(
+        sch, plan.vec_tile, [lanes * c for c in VECTOR_COUNTS if vec_extent % (lanes * c) == 0]
+    )
     row_iter, row_tile = plan.row_iter, plan.row_tile
     if row_iter is not None:
         vectors = -(-vec_tile // lanes)
@@ -95,7 +97,9 @@ def sampled_plan(sch, info, machine):
             row_iter = None
     inner_reduce = max(info.reduce, key=info.loop_of)
     k_extent = info.extent_of(inner_reduce)
-    k_unroll = _draw(sch, plan.k_unroll, [u for u in UNROLL_FACTORS if k_extent % u == 0 and k_extent > u])
+    k_unroll = _draw(
+        sch, plan.k_unroll, [u for u in UNROLL_FACTORS if k_extent % u == 0 and k_extent > u]
+    )
     k_block = 0
     if row_iter is not None and len(info.reduce) == 1:
         options = [0]

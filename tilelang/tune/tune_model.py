@@ -63,10 +63,20 @@ def tune_tasks(tasks, target="llvm", max_trials: int = 64, work_dir=None, *,
     scheduler = make_scheduler(task_scheduler)
     database = JSONDatabase(work_dir if work_dir is not None else tempfile.mkdtemp("-tune"))
     tuners = [
-        TaskTuner(task.mod, target, database, space=space, seed=seed + index,
-                  cost_model=cost_model, pool_factor=pool_factor, number=number,
-                  repeat=repeat, min_repeat_ms=min_repeat_ms, name=task.name,
-                  weight=task.weight)  # fmt: skip
+        TaskTuner(
+            task.mod,
+            target,
+            database,
+            space=space,
+            seed=seed + index,
+            cost_model=cost_model,
+            pool_factor=pool_factor,
+            number=number,
+            repeat=repeat,
+            min_repeat_ms=min_repeat_ms,
+            name=task.name,
+            weight=task.weight,
+        )  # fmt: skip
         for index, task in enumerate(tasks)
     ]
     bar = ModelProgress(tuners, max_trials, stream, enabled=progress)

@@ -28,8 +28,8 @@ import tilelang
 from tilelang.errors import ArgumentError, BuildError, ScheduleError, TileLangError
 from tilelang.target import as_target
 from tilelang.tune.builder import build_candidate
-from tilelang.tune.database import JSONDatabase, make_record
 from tilelang.tune.cost_model import kendall_tau
+from tilelang.tune.database import JSONDatabase, make_record
 from tilelang.tune.features import candidate_features
 from tilelang.tune.flop import estimate_flop
 from tilelang.tune.progress import Progress, save_plot
@@ -115,8 +115,11 @@ class TaskTuner:
         self.name, self.weight = name or func_name, weight
         self.flop = estimate_flop(self.mod)
         self.seed, self.timing = seed, (number, repeat, min_repeat_ms)
-        self.search = _Search(self.mod, str(self.target), resolve_space(space, target),
-                              database, seed, _cost_model(cost_model, seed), pool_factor)  # fmt: skip
+        model = _cost_model(cost_model, seed)
+        space_fn = resolve_space(space, target)
+        self.search = _Search(
+            self.mod, str(self.target), space_fn, database, seed, model, pool_factor
+        )
         self.measurer = None
         self.exhausted = False  # the space had nothing new to offer
 
