@@ -150,8 +150,9 @@ def test_round_robin_splits_evenly_and_budget_caps_and_exhaustion_hold():
 def test_tune_relax_shares_the_budget_and_builds_the_tuned_model(tmp_path):
     mod = _model()
     stream = io.StringIO()
+    plot = tmp_path / "tasks.png"
     result = tune_relax(mod, "llvm", max_trials=7, work_dir=tmp_path, num_trials_per_iter=2,
-                        stream=stream, **FAST)  # fmt: skip
+                        stream=stream, plot=plot, **FAST)  # fmt: skip
     trials = {t["name"]: t["trials"] for t in result.tasks}
     assert sum(trials.values()) == 7 == len(result.database)
     assert min(trials.values()) >= 2  # every task had its warm-up batch
@@ -167,6 +168,7 @@ def test_tune_relax_shares_the_budget_and_builds_the_tuned_model(tmp_path):
     assert result.latency == pytest.approx(sum(t["weight"] * t["best_sec"] for t in result.tasks))
     out = stream.getvalue()
     assert "Total trials: 7" in out and "Weighted Latency" in out and "task relu" in out
+    assert plot.read_bytes()[:4] == b"\x89PNG"  # one best-so-far curve per task
     # both functions of the deduplicated task get its best schedule
     tuned = apply_best(result.database, mod, "llvm")
     best = result.database.query_schedule(extract_tasks(mod)[0].mod, "llvm").mod["main"]
