@@ -243,6 +243,12 @@ def test_model_accuracy_is_measured_on_the_batches_it_chose(tmp_path):
     tau = task.summary()["model_tau"]
     assert tau is not None and -1.0 <= tau <= 1.0
     assert task.summary()["trials"] == 12
+    from tilelang.tune.report import ModelProgress
+
+    stream = io.StringIO()
+    ModelProgress([task], 12, stream).show(task)
+    assert "task main: 12 trials" in stream.getvalue()
+    assert f"model tau {tau:.2f}" in stream.getvalue()
 
 
 def test_tilec_tunes_a_graph_module_as_a_whole_model(tmp_path, capsys):

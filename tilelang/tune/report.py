@@ -45,7 +45,8 @@ def task_table(rows) -> str:
 
 class ModelProgress:
     """The progress line of a whole-model run: trials over the shared budget, the task
-    being tuned with its own trials and best, and the model's estimated latency."""
+    being tuned with its own trials, best and cost-model accuracy (once it has chosen a
+    batch), and the model's estimated latency."""
 
     def __init__(self, tasks, total: int, stream=None, enabled: bool = True):
         self.tasks = tasks
@@ -65,7 +66,11 @@ class ModelProgress:
         shown = f"{best * 1e3:.4f} ms" if math.isfinite(best) else "none yet"
         latency = total_latency(self.tasks)
         model = f"{latency * 1e3:.4f} ms" if math.isfinite(latency) else "unknown"
-        text = f"{line}  task {task.name}: {task.trials} trials, best {shown}  model {model}"
+        tau = task.summary().get("model_tau")
+        accuracy = "" if tau is None else f", model tau {tau:.2f}"
+        text = (
+            f"{line}  task {task.name}: {task.trials} trials, best {shown}{accuracy}  model {model}"
+        )
         self.stream.write(("\r" + text) if self.bar.tty else text + "\n")
         self.stream.flush()
 
