@@ -2,7 +2,8 @@
 hand schedule, in one run.
 
     python benchmarks/bench_tune.py [--trials 64 256] [--size 1024] [--models none auto]
-                                    [--spaces auto] [--work-dir DIR] [--plot curve.png]
+                                    [--spaces auto] [--confirm 3] [--work-dir DIR]
+                                    [--plot curve.png]
 
 For each space (``auto``: the default rules' space or the generic one, starting from
 the default build; ``rules``: the default rules with sampled sizes; ``generic``: the
@@ -12,7 +13,8 @@ trial budget (cumulative: the 256-trial run continues the 64-trial one's databas
 tunes and prints the tuning time, the best kernel's GFLOP/s, the default build's
 (``tilelang.build`` with the rules), NumPy's (``a @ b``) and
 samples/matmul_1024_tuned.tir's (the hand-written BLAS-like schedule). The bar: at
-least NumPy; the aim: 400 GFLOP/s.
+least NumPy; the aim: 400 GFLOP/s. ``--confirm N`` re-times the N best candidates
+and the default build's schedule side by side at the end of each run (0: off).
 Prints the load average too: timings on a shared machine move with it.
 """
 
@@ -45,6 +47,7 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["none", "auto"])
     parser.add_argument("--spaces", nargs="+", default=["auto"],
                         choices=["auto", "rules", "generic"])  # fmt: skip
+    parser.add_argument("--confirm", type=int, default=3)
     parser.add_argument("--work-dir", default=None)
     parser.add_argument("--plot", default=None)
     args = parser.parse_args()
@@ -63,7 +66,8 @@ def main() -> None:
         start = time.perf_counter()
         db = tune_tir(mod, "llvm", space=space, max_trials=trials,
                       work_dir=work_root / f"{space}-{model}", plot=args.plot,
-                      cost_model=None if model == "none" else model)  # fmt: skip
+                      cost_model=None if model == "none" else model,
+                      confirm=args.confirm)  # fmt: skip
         spent = time.perf_counter() - start
         lib = tilelang.build(compile_tir(db, mod, "llvm"), "llvm")
         lib["main"](a, b, c)

@@ -3,7 +3,8 @@ built by default and after ``tune_relax`` with one shared budget, timed on the V
 to NumPy and PyTorch eager, in one run.
 
     python benchmarks/bench_tune_model.py [--trials 32] [--models mlp convnet]
-                                          [--number 50] [--work-dir DIR] [--plot PREFIX]
+                                          [--number 50] [--confirm 2] [--work-dir DIR]
+                                          [--plot PREFIX]
 
 The models are written with tensor expressions (``bb.emit_te``) and their weights
 bound as constants, so every tensor function has constant shapes and is a task; the
@@ -138,6 +139,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=32)
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--number", type=int, default=50)
+    parser.add_argument("--confirm", type=int, default=2, help="finalists re-timed per task")
     parser.add_argument("--work-dir", default=None)
     parser.add_argument("--plot", default=None, help="PNG prefix for per-task curves")
     args = parser.parse_args()
@@ -155,7 +157,7 @@ def main() -> None:
         start = time.perf_counter()
         plot = f"{args.plot}_{name}.png" if args.plot else None
         result = tune_relax(mod, "llvm", max_trials=args.trials, work_dir=work_root / name,
-                            plot=plot, progress=False)  # fmt: skip
+                            plot=plot, progress=False, confirm=args.confirm)  # fmt: skip
         spent = time.perf_counter() - start
         print(result.table)
         expected = numpy_fn()

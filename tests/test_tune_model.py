@@ -270,3 +270,51 @@ def test_tilec_tunes_a_graph_module_as_a_whole_model(tmp_path, capsys):
     args = _inputs(2)
     ex = relax.build(tuned, target="llvm")
     np.testing.assert_allclose(_run(ex, args), _expected(*args), rtol=1e-4, atol=1e-4)
+
+
+# ----------------------------------------------------------------- confirmation
+
+
+def test_a_re_measured_trace_ranks_by_its_re_measurement(tmp_path):
+    from tilelang.tune import JSONDatabase
+    from tilelang.tune.database import TuningRecord
+
+    db = JSONDatabase(tmp_path)
+    fast_trial = TuningRecord("w", "llvm", [["a"]], (1.0,))
+    slow_trial = TuningRecord("w", "llvm", [["b"]], (2.0,))
+    for record in (fast_trial, slow_trial):
+        db.commit(record)
+    assert db.query_best("w", "llvm")[0].trace == [["a"]]
+    # side by side, "a" is the slower one: its re-measurement decides
+    db.commit(TuningRecord("w", "llvm", [["a"]], (3.0, 3.0, 3.0), remeasured=True))
+    db.commit(TuningRecord("w", "llvm", [["b"]], (2.5, 2.5, 2.5), remeasured=True))
+    best = JSONDatabase(tmp_path).query_best("w", "llvm", top_k=5)  # as stored on disk
+    assert [(r.trace, r.latency) for r in best] == [([["b"]], 2.5), ([["a"]], 3.0)]
+    # a later trial (a later run) ranks among the trials again, by their own timings
+    db.commit(TuningRecord("w", "llvm", [["c"]], (1.5,)))
+    assert [r.trace for r in db.query_best("w", "llvm", top_k=3)] == [[["a"]], [["c"]], [["b"]]]
+
+
+def test_confirm_re_times_the_finalists_and_the_default_side_by_side(tmp_path):
+    from tilelang.testing.workloads import matmul
+    from tilelang.tune import compile_tir, tune_tir
+
+    mod = matmul(32)
+    options = {"space": "rules", "max_trials": 4, "work_dir": tmp_path, "repeat": 1,
+               "min_repeat_ms": 0.0, "progress": False, "cost_model": None}  # fmt: skip
+    db = tune_tir(mod, confirm=1, **options)
+    records = db.records(mod, "llvm")
+    trials = [r for r in records if not r.remeasured]
+    again = [r for r in records if r.remeasured]
+    assert len(trials) == 4
+    # the best trial and the default build's schedule (the first trial), unless one
+    assert 1 <= len(again) <= 2 and all(len(r.run_secs) == 3 for r in again)
+    assert trials[0].trace in [r.trace for r in again]
+    assert db.query_best(mod, "llvm")[0].remeasured
+    a, b = (np.random.default_rng(s).random((32, 32), dtype="float32") for s in (0, 1))
+    c = np.zeros((32, 32), "float32")
+    tilelang.build(compile_tir(db, mod, "llvm"), "llvm")["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4)
+    # re-measurements are not trials: a second run with the same budget measures nothing
+    tune_tir(mod, confirm=1, **options)
+    assert len(db.records(mod, "llvm")) == len(records)

@@ -51,13 +51,15 @@ def tune_tasks(tasks, target="llvm", max_trials: int = 64, work_dir=None, *,
                space="auto", seed: int = 0, executor=None, cost_model="auto",
                pool_factor: int = POOL_FACTOR, task_scheduler="gradient",
                number: int = 1, repeat: int = 5, min_repeat_ms: float = 10.0,
-               progress: bool = True, plot=None, stream=None) -> ModelTuningResult:  # fmt: skip
+               progress: bool = True, plot=None, stream=None,
+               confirm: int = 0) -> ModelTuningResult:  # fmt: skip
     """Tune :class:`~tilelang.tune.tasks.TuningTask` s under one budget of
     ``max_trials`` measured candidates (records already in ``work_dir``'s database
     count), ``num_trials_per_iter`` per batch, at most ``max_trials_per_task`` each.
     ``task_scheduler`` is ``"gradient"``, ``"round-robin"`` or a scheduler object;
-    ``plot`` names a PNG of every task's best-so-far curve. Other arguments as
-    :func:`tilelang.tune.tune_tir`."""
+    ``plot`` names a PNG of every task's best-so-far curve; ``confirm=N`` re-times
+    each task's N best side by side with its default build at the end. Other arguments
+    as :func:`tilelang.tune.tune_tir`."""
     if max_trials < 0 or num_trials_per_iter < 1:
         raise ArgumentError("max_trials must be >= 0 and num_trials_per_iter >= 1")
     scheduler = make_scheduler(task_scheduler)
@@ -88,6 +90,8 @@ def tune_tasks(tasks, target="llvm", max_trials: int = 64, work_dir=None, *,
             lambda tuner, count: tuner.step(count, pool, bar.for_task(tuner)),
             max_trials_per_task,
         )  # fmt: skip
+        for tuner in tuners:
+            tuner.confirm(confirm)
     finally:
         if own_executor:
             pool.shutdown(wait=True)

@@ -21,8 +21,11 @@ import math
 import multiprocessing
 import os
 import random
+import statistics
 import sys
 import tempfile
+
+import attrs
 
 import tilelang
 from tilelang.errors import ArgumentError, BuildError, ScheduleError, TileLangError
@@ -47,6 +50,8 @@ MAX_DRAWS_PER_CANDIDATE = 40
 POOL_FACTOR = 8
 #: with the cost model: the share of each batch chosen at random, not by score
 EXPLORE = 0.2
+#: ``confirm``: rounds of side-by-side timing of the finalists
+CONFIRM_ROUNDS = 3
 
 
 def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int = 0,
@@ -54,7 +59,7 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
              number: int = 1, repeat: int = 5, min_repeat_ms: float = 10.0,
              progress: bool = True, plot=None, stream=None, cost_model="auto",
              pool_factor: int = POOL_FACTOR,
-             task_name: str | None = None) -> JSONDatabase:  # fmt: skip
+             task_name: str | None = None, confirm: int = 0) -> JSONDatabase:  # fmt: skip
     """Tune ``mod`` (one prim_func) for ``target``; returns the database.
 
     ``space`` is ``space(sch) -> sch`` drawing its choices with the sampling
@@ -68,6 +73,9 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     ``cost_model``: ``"auto"`` (LightGBM, or NumPy without it), ``"lightgbm"``,
     ``"numpy"``, a :class:`~tilelang.tune.cost_model.CostModel`, or None for the plain
     random/evolutionary search; ``pool_factor`` candidates are scored per one measured.
+    ``confirm=N`` times the N best and the default build's schedule again side by side
+    at the end (:meth:`TaskTuner.confirm`; useful on a loaded machine, where trials
+    timed at different moments do not compare).
     Example::
 
         db = tune_tir(mod, "llvm", space="auto", max_trials=64, work_dir="logs")
@@ -86,6 +94,7 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
         try:
             while task.trials < max_trials and not task.exhausted:
                 task.step(min(num_trials_per_iter, max_trials - task.trials), pool, bar)
+            task.confirm(confirm)
         finally:
             if own_executor:
                 pool.shutdown(wait=True)
@@ -149,6 +158,45 @@ class TaskTuner:
             return 0
         self.search.run_batch(batch, pool, self.measurer, self.flop, bar)
         return len(batch)
+
+    def confirm(self, count: int, rounds: int = CONFIRM_ROUNDS) -> int:
+        """Time the ``count`` best traces again, with the default build's (when it was
+        measured), side by side: ``rounds`` rounds that each time every finalist once
+        in turn, so all of them see the same machine load. Each finalist gets a
+        re-measured record holding its per-round timings and ranks by it from now on
+        (:meth:`~tilelang.tune.database.JSONDatabase.query_best`); a trial timed during
+        a quiet moment no longer beats a faster schedule timed under load. Nothing
+        happens before this run has measured something. Returns the finalists timed."""
+        search = self.search
+        if count <= 0 or self.measurer is None:
+            return 0
+        trials = sorted(
+            (r for r in search.records if not r.remeasured and math.isfinite(r.latency)),
+            key=lambda r: r.latency,
+        )
+        finalists, keys = [], set()
+        for record in trials:  # the best ``count`` traces by their trials' timings
+            if len(finalists) < count and _trace_key(record.trace) not in keys:
+                finalists.append(record)
+                keys.add(_trace_key(record.trace))
+        if search.default_key is not None and search.default_key not in keys:
+            finalists += [
+                r for r in search.records
+                if _trace_key(r.trace) == search.default_key and math.isfinite(r.latency)
+            ][:1]  # fmt: skip
+        libs = []
+        for record in finalists:
+            text = replay(self.mod, record.as_trace()).mod.script()
+            libs.append(tilelang.build(tilelang.parse(text), target=search.target))
+        timings = [[] for _ in finalists]
+        for _ in range(rounds):
+            for lib, out in zip(libs, timings):
+                out.append(statistics.median(self.measurer.time(lib, self.timing[1])))
+        for record, out in zip(finalists, timings):
+            again = attrs.evolve(record, run_secs=tuple(out), remeasured=True)
+            search.database.commit(again)
+            search.records.append(again)
+        return len(finalists)
 
     def summary(self) -> dict:
         """The figures of the final table: name, FLOP, weight, best seconds, trials,
@@ -219,30 +267,36 @@ class _Search:
         self.rng = random.Random(seed)
         self.records = database.records(self.workload, target)
         self.seen = {_trace_key(r.trace) for r in self.records}
-        self.trials = len(self.records)
+        self.trials = sum(1 for r in self.records if not r.remeasured)
         self.model, self.pool_factor = model, max(1, pool_factor)
         self.predicted: dict = {}  # trace key -> the model's score, for measured picks
         self.model_taus: list[float] = []  # per guided batch: predicted vs measured order
         self.default_offered = False
+        self.default_key = None  # the first-choice candidate's trace key, once drawn
 
     def best_sec(self) -> float:
+        if any(r.remeasured for r in self.records):  # finalists rank as re-measured
+            best = self.database.query_best(self.workload, self.target)
+            return best[0].latency if best else math.inf
         return min((r.latency for r in self.records), default=math.inf)
 
     def latencies(self) -> list[float]:
-        return [r.latency for r in self.records]
+        """Per trial (re-measurements are not trials), its latency."""
+        return [r.latency for r in self.records if not r.remeasured]
 
     def warm_start(self, pool) -> None:
         """Train the model on what the database already holds for this workload."""
-        if self.model is None or not self.records:
+        trials = [r for r in self.records if not r.remeasured]
+        if self.model is None or not trials:
             return
         texts = []
-        for record in self.records:
+        for record in trials:
             try:
                 texts.append(replay(self.mod, record.as_trace()).mod.script())
             except (ScheduleError, TileLangError):
                 texts.append(None)
         features = _features(pool, texts)
-        self.model.update(features, [r.latency for r in self.records])
+        self.model.update(features, [r.latency for r in trials])
 
     def draw(self, count: int, pool=None) -> list:
         """Up to ``count`` new candidates ``(schedule, trace data, text, features)``;
@@ -282,7 +336,8 @@ class _Search:
         except ScheduleError:
             return []
         data = trace_to_json(sch.trace)
-        if _trace_key(data) in self.seen:
+        self.default_key = _trace_key(data)
+        if self.default_key in self.seen:
             return []
         return [(sch, data, sch.mod.script())]
 
