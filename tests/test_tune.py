@@ -81,7 +81,7 @@ def test_stochastic_schedule_random_search_128(tmp_path):
 
 def test_generic_space_128_matches_numpy_and_replays(tmp_path):
     mod = matmul(128)
-    db = tune_tir(mod, "llvm", space="auto", max_trials=8, seed=0, work_dir=tmp_path,
+    db = tune_tir(mod, "llvm", space="generic", max_trials=8, seed=0, work_dir=tmp_path,
                   num_trials_per_iter=4, **FAST)  # fmt: skip
     best = db.query_best(mod, "llvm")[0]
     printed = str(best.as_trace())

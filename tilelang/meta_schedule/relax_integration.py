@@ -1,9 +1,11 @@
 """``ms.relax_integration``: tune every tensor function of a graph-level module.
 
-``extract_tasks(mod, target, params)`` finds the prim_funcs the graph functions call
-(one task each, weighted by its number of call sites); ``tune_relax`` tunes them into
-one database; ``compile_relax`` replaces each tuned prim_func by its best schedule and
-builds the module into a :class:`tilelang.relax.Executable`.
+``extract_tasks(mod, target, params)`` finds the distinct prim_funcs the graph
+functions call (structurally equal ones are one task, weighted by their calls; see
+:mod:`tilelang.tune.tasks`); ``tune_relax`` tunes them into one database with one
+budget, shared by the task scheduler (:mod:`tilelang.tune.task_scheduler`);
+``compile_relax`` replaces each tuned prim_func by its best schedule and builds the
+module into a :class:`tilelang.relax.Executable`.
 
 A task is the prim_func alone in a module under the name ``"main"`` (as MetaSchedule
 extracts it), so records are shared with ``tune_tir`` runs of the same function. Only
@@ -16,15 +18,16 @@ from __future__ import annotations
 import attrs
 
 from tilelang.errors import ArgumentError
-from tilelang.ir import IntImm, IRModule, PrimFunc
+from tilelang.ir import IRModule
 from tilelang.meta_schedule.tir_integration import check_components, executor_for
 from tilelang.target import as_target
 
 
 @attrs.frozen
 class ExtractedTask:
-    """One tensor function to tune: ``mod`` holds it as ``"main"``; ``weight`` is how
-    many calls of it the graph functions make."""
+    """One tensor function to tune: ``mod`` holds it as ``"main"``; ``dispatched`` the
+    task modules of every function with this workload (one per function name);
+    ``weight`` is how many calls of them the graph functions make."""
 
     task_name: str
     mod: IRModule
@@ -33,60 +36,18 @@ class ExtractedTask:
     weight: int
 
 
-def _task_module(func: PrimFunc) -> IRModule:
-    return IRModule({"main": func.with_attr("global_symbol", "main")})
-
-
-def _static(func: PrimFunc) -> bool:
-    return (
-        all(all(isinstance(d, (int, IntImm)) for d in buf.shape) for buf in func.buffers)
-        and not func.scalar_params()
-    )
-
-
-def _bind(mod: IRModule, params) -> IRModule:
-    if not params:
-        return mod
-    from tilelang.relax.transform import bind_params
-
-    return bind_params(mod, params)
-
-
-def _call_counts(mod: IRModule) -> dict:
-    """How many times each function is called by name from the graph functions."""
-    from tilelang.ir.node import Node, child_fields
-    from tilelang.relax.expr import Call, Function, callee_name
-
-    counts: dict = {}
-
-    def walk(node):
-        if isinstance(node, Call) and node.op in ("relax.call_tir", "relax.call_dps_packed"):
-            name = callee_name(node)
-            counts[name] = counts.get(name, 0) + 1
-        for field in child_fields(type(node)):
-            value = getattr(node, field)
-            for item in value if isinstance(value, (tuple, list)) else (value,):
-                if isinstance(item, Node):
-                    walk(item)
-
-    for func in mod.functions.values():
-        if isinstance(func, Function):
-            walk(func)
-    return counts
-
-
 def extract_tasks(mod: IRModule, target, params: dict | None = None) -> list[ExtractedTask]:
-    """The tunable prim_funcs of ``mod`` (after binding ``params`` into ``"main"``)."""
-    mod = _bind(mod, params)
+    """The distinct tunable prim_funcs of ``mod`` (after binding ``params`` into
+    ``"main"``)."""
+    from tilelang.tune.tasks import extract_tasks as distinct_tasks
+
     target = as_target(target)
-    counts = _call_counts(mod)
-    tasks = []
-    for name in sorted(mod.functions):
-        func = mod[name]
-        if isinstance(func, PrimFunc) and _static(func) and counts.get(name, 0) > 0:
-            task_mod = _task_module(func)
-            tasks.append(ExtractedTask(str(name), task_mod, target, (task_mod,), counts[name]))
-    return tasks
+    return [
+        ExtractedTask(
+            task.name, task.mod, target, (task.mod,) * len(task.func_names), task.weight
+        )  # fmt: skip
+        for task in distinct_tasks(mod, params)
+    ]
 
 
 def tune_relax(mod: IRModule, params: dict | None, target, work_dir: str,
@@ -97,12 +58,14 @@ def tune_relax(mod: IRModule, params: dict | None, target, work_dir: str,
                num_tuning_cores="physical", seed: int | None = None):  # fmt: skip
     """Tune every task of ``mod`` into the database in ``work_dir`` and return it.
 
-    The ``max_trials_global`` budget is shared: each task gets its even share (at
-    least one trial), capped by ``max_trials_per_task`` when given.
+    The ``max_trials_global`` budget is shared: ``task_scheduler="gradient"`` gives
+    each batch of ``num_trials_per_iter`` to the task expected to lower the model's
+    latency most (after one batch each), ``"round-robin"`` to each task in turn; at
+    most ``max_trials_per_task`` each when given.
     """
     from tilelang.meta_schedule.space_generator import as_space
-    from tilelang.tune.database import JSONDatabase
-    from tilelang.tune.tuner import tune_tir as run_tuner
+    from tilelang.tune.tasks import extract_tasks as distinct_tasks
+    from tilelang.tune.tune_model import tune_tasks
 
     check_components(
         builder=builder, runner=runner, database=database, cost_model=cost_model,
@@ -111,40 +74,26 @@ def tune_relax(mod: IRModule, params: dict | None, target, work_dir: str,
     )  # fmt: skip
     if work_dir is None:
         raise ArgumentError("tune_relax needs a work_dir (where the database is kept)")
-    tasks = extract_tasks(mod, target, params)
-    share = max(1, max_trials_global // max(1, len(tasks)))
-    if max_trials_per_task is not None:
-        share = min(share, max_trials_per_task)
     executor = executor_for(num_tuning_cores)
     try:
-        for index, task in enumerate(tasks):
-            run_tuner(
-                task.mod, task.target, space=as_space(space), max_trials=share,
-                seed=index if seed is None else seed + index, work_dir=work_dir,
-                executor=executor, num_trials_per_iter=num_trials_per_iter,
-                task_name=task.task_name,
-            )  # fmt: skip
+        result = tune_tasks(
+            distinct_tasks(mod, params), target, max_trials_global, work_dir,
+            max_trials_per_task=max_trials_per_task, num_trials_per_iter=num_trials_per_iter,
+            space=as_space(space), seed=0 if seed is None else seed, executor=executor,
+            cost_model="auto" if cost_model == "xgb" else None, task_scheduler=task_scheduler,
+        )  # fmt: skip
     finally:
         if executor is not None:
             executor.shutdown(wait=True)
-    return JSONDatabase(work_dir)
+    return result.database
 
 
 def compile_relax(database, mod: IRModule, target, params: dict | None = None):
     """``relax.build`` of ``mod`` (``params`` bound) with every prim_func that
     ``database`` has a record of replaced by its best schedule."""
-    from tilelang.relax.vm import build
+    from tilelang.tune.tune_model import compile_relax as build_tuned
 
-    mod = _bind(mod, params)
-    target = as_target(target)
-    tuned = IRModule(dict(mod.functions), mod.attrs)
-    for task in extract_tasks(mod, target):
-        sch = database.query_schedule(task.mod, str(target))
-        if sch is None:
-            continue  # not tuned: the function stays as written
-        symbol = mod[task.task_name].attrs.get("global_symbol", task.task_name)
-        tuned.update_func(task.task_name, sch.mod["main"].with_attr("global_symbol", symbol))
-    return build(tuned, target=target)
+    return build_tuned(database, mod, target, params)
 
 
 __all__ = ["ExtractedTask", "extract_tasks", "tune_relax", "compile_relax"]

@@ -4,7 +4,7 @@ run by :func:`tilelang.tune.tune_tir`.
 MetaSchedule's knobs that name a component (``builder="local"``, ``runner="local"``,
 ``database="json"``, ``cost_model``, ``strategy``, ``task_scheduler``...) are accepted
 with the values that mean what tilelang's tuner does (its local builder and runner, its
-JSON database, its evolutionary search; the cost model is the measurement itself);
+JSON database, its evolutionary search; ``cost_model="xgb"`` is its LightGBM model);
 any other value is an :class:`~tilelang.errors.ArgumentError` rather than silently
 ignored.
 """
@@ -90,7 +90,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *,
             mod, target, space=as_space(space), max_trials=trials,
             seed=random.randrange(2**31) if seed is None else seed, work_dir=work_dir,
             executor=executor, num_trials_per_iter=num_trials_per_iter,
-            task_name=task_name,
+            task_name=task_name, cost_model="auto" if cost_model == "xgb" else None,
         )  # fmt: skip
     finally:
         if executor is not None:

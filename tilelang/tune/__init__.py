@@ -8,7 +8,8 @@
     scheduled = compile_tir(db, mod, "llvm")
     lib = tilelang.build(scheduled, "llvm")
 
-See docs/tuning.md.
+Whole models: ``tune_relax(mod, "llvm", params, max_trials=256)`` then
+``compile_relax(result.database, mod, "llvm", params)``. See docs/tuning.md.
 """
 
 # Loaded on first use (PEP 562), so that importing tilelang.tune.cli for tilec's
@@ -19,7 +20,11 @@ _EXPORTS = {
     "stochastic_schedule_mm": "space",
     "generic_space": "space_cpu", "replay": "trace_json", "trace_from_json": "trace_json",
     "trace_to_json": "trace_json", "compile_tir": "tuner", "tune_tir": "tuner",
-    "workload_hash": "workload",
+    "workload_hash": "workload", "RulesSpace": "space_rules",
+    "RulesOrGenericSpace": "space_rules", "TaskTuner": "tuner", "TuningTask": "tasks",
+    "extract_tasks": "tasks", "tune_tasks": "tune_model", "tune_relax": "tune_model",
+    "compile_relax": "tune_model", "apply_best": "tune_model",
+    "GradientScheduler": "task_scheduler", "RoundRobinScheduler": "task_scheduler",
 }  # fmt: skip
 
 
@@ -36,4 +41,7 @@ __all__ = [
     "tune_tir", "compile_tir", "JSONDatabase", "TuningRecord", "generic_space",
     "DecisionSchedule", "apply_space", "mutate", "replay", "trace_to_json",
     "trace_from_json", "workload_hash", "estimate_flop", "stochastic_schedule_mm",
+    "RulesSpace", "RulesOrGenericSpace", "TaskTuner", "TuningTask", "extract_tasks",
+    "tune_tasks", "tune_relax", "compile_relax", "apply_best", "GradientScheduler",
+    "RoundRobinScheduler",
 ]  # fmt: skip

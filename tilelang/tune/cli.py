@@ -1,7 +1,10 @@
 """``tilec FILE.tir --tune N --database DIR``: tuning from the command line.
 
 The scheduled program then goes to the chosen ``--emit`` (by default its canonical
-``.tir`` form, which is replayable and can be built like any other program).
+``.tir`` form, which is replayable and can be built like any other program). A graph
+module (one with ``@R.function``s) is tuned as a whole model: its distinct tensor
+functions share the N trials (:func:`tilelang.tune.tune_relax`) and each is replaced
+by its best schedule.
 """
 
 from __future__ import annotations
@@ -31,6 +34,18 @@ def tune_module(module, args):
     if args.space != "auto":
         raise ArgumentError("--space: only 'auto' can be named on the command line")
     target = args.tune_target or getattr(args, "target", None) or "llvm"
+    if _is_graph_module(module):
+        from tilelang.tune.tune_model import apply_best, tune_relax
+
+        result = tune_relax(module, target, max_trials=args.tune, work_dir=args.database,
+                            plot=args.plot, stream=sys.stderr)  # fmt: skip
+        return apply_best(result.database, module, target)
     db = tune_tir(module, target, space="auto", max_trials=args.tune,
                   work_dir=args.database, plot=args.plot, stream=sys.stderr)  # fmt: skip
     return compile_tir(db, module, target)
+
+
+def _is_graph_module(module) -> bool:
+    from tilelang.relax.expr import Function
+
+    return any(isinstance(f, Function) for f in module.functions.values())

@@ -5,7 +5,9 @@ Each line is one measured candidate::
     {"workload": "<workload_hash>", "target": "llvm", "trace": [...],
      "run_secs": [0.0012, ...], "valid": true, "error": null, "args_info": {...}}
 
-``trace`` is :func:`tilelang.tune.trace_json.trace_to_json`'s form. A record is
+``trace`` is :func:`tilelang.tune.trace_json.trace_to_json`'s form. A line with
+``"remeasured": true`` is a finalist timed again side by side with the others at the
+end of a run (``tune_tir(confirm=N)``), not a trial. A record is
 appended with a single ``write`` of the whole line followed by ``fsync``, so a crash
 leaves at most one torn last line; a line that does not parse is skipped with a
 warning, never an error. Records are keyed by the workload's stable structural hash
@@ -43,6 +45,7 @@ class TuningRecord:
     valid: bool = True
     error: str | None = None
     flop: float = 0.0
+    remeasured: bool = False  # a finalist timed again side by side (not a trial)
 
     @property
     def mean_sec(self) -> float:
@@ -72,6 +75,7 @@ class TuningRecord:
             "valid": self.valid,
             "error": self.error,
             "flop": self.flop,
+            **({"remeasured": True} if self.remeasured else {}),
         }
 
     @classmethod
@@ -84,6 +88,7 @@ class TuningRecord:
             valid=bool(data.get("valid", True)),
             error=data.get("error"),
             flop=float(data.get("flop", 0.0)),
+            remeasured=bool(data.get("remeasured", False)),
         )
 
 
@@ -145,8 +150,21 @@ class JSONDatabase:
         ]
 
     def query_best(self, mod, target: str, top_k: int = 1) -> list[TuningRecord]:
-        """The ``top_k`` fastest valid records of ``mod`` on ``target``, fastest first."""
-        valid = [r for r in self.records(mod, target) if math.isfinite(r.latency)]
+        """The ``top_k`` fastest valid records of ``mod`` on ``target``, fastest first,
+        one per trace. When finalists were re-measured side by side after the last
+        trial (``tune_tir(confirm=N)``), those re-measurements are the final word: only
+        the finalists rank, each by its latest re-measurement (timings of trials taken
+        at different moments of a loaded machine do not compare)."""
+        records = self.records(mod, target)
+        last_trial = max((i for i, r in enumerate(records) if not r.remeasured), default=-1)
+        confirmed = records[last_trial + 1 :]
+        chosen: dict = {}
+        for record in confirmed or [r for r in records if not r.remeasured]:
+            key = json.dumps(record.trace, sort_keys=True)
+            held = chosen.get(key)
+            if held is None or confirmed or record.latency < held.latency:
+                chosen[key] = record
+        valid = [r for r in chosen.values() if math.isfinite(r.latency)]
         return sorted(valid, key=lambda r: r.latency)[:top_k]
 
     def query_schedule(self, mod, target: str):

@@ -51,15 +51,12 @@ class Progress:
 
 
 def summary_table(name: str, flop: float, best_sec: float, trials: int) -> str:
-    """The course's table: FLOP, GFLOP/s, latency, trials."""
-    header = ["ID", "Name", "FLOP", "Weight", "Speed (GFLOPS)", "Latency (us)", "Trials"]
-    latency = best_sec * 1e6 if math.isfinite(best_sec) else math.nan
-    row = ["0", name, f"{int(flop)}", "1", f"{_gflops(flop, best_sec):.4f}", f"{latency:.4f}",
-           str(trials)]  # fmt: skip
-    widths = [max(len(h), len(c)) for h, c in zip(header, row)]
-    fmt = " | ".join(f"{{:>{w}}}" for w in widths)
-    rule = "-" * (sum(widths) + 3 * (len(widths) - 1))
-    return "\n".join([fmt.format(*header), rule, fmt.format(*row), rule])
+    """The course's table for one task: FLOP, GFLOP/s, latency, trials (the table of
+    :func:`tilelang.tune.report.task_table`)."""
+    from tilelang.tune.report import task_table
+
+    return task_table([{"name": name, "flop": flop, "weight": 1, "best_sec": best_sec,
+                        "trials": trials}])  # fmt: skip
 
 
 def best_so_far(latencies) -> list[float]:

@@ -2,8 +2,9 @@
 
 A *space* is a Python function ``space(sch) -> sch`` that applies schedule primitives
 and draws its choices with ``sch.sample_perfect_tile`` / ``sch.sample_categorical``
-(SEED §3's ``stochastic_schedule_mm``), or ``"auto"`` for the generic space of the
-target: :mod:`tilelang.tune.space_cpu` for CPUs, :mod:`tilelang.tune.space_cuda` for cuda.
+(SEED §3's ``stochastic_schedule_mm``), or a name (see :func:`resolve_space`):
+``"auto"`` starts from the default rules on CPUs (:mod:`tilelang.tune.space_rules`)
+and is :mod:`tilelang.tune.space_cuda` for cuda.
 
 Drawing runs the space on a :class:`DecisionSchedule`, a Schedule whose sampling
 primitives take *forced decisions* by position (the k-th sampling call takes the k-th
@@ -22,16 +23,26 @@ from tilelang.schedule import Schedule
 
 
 class DecisionSchedule(Schedule):
-    """A Schedule whose k-th sampling call uses ``forced[k]`` when it is not None."""
+    """A Schedule whose k-th sampling call uses ``forced[k]`` when it is not None;
+    calls past the end of ``forced`` use ``rest`` (None: draw)."""
 
-    def __init__(self, mod, seed: int, forced=()):
+    def __init__(self, mod, seed: int, forced=(), rest=None):
         super().__init__(mod, seed=seed)
         self._forced = list(forced)
+        self._rest = rest
         self._draws = 0
 
     def _next_forced(self):
         index, self._draws = self._draws, self._draws + 1
-        return self._forced[index] if index < len(self._forced) else None
+        return self._forced[index] if index < len(self._forced) else self._rest
+
+    def copy(self) -> DecisionSchedule:
+        """A copy that goes on taking the forced decisions where this one is (spaces
+        built on the default rules try each plan on a copy)."""
+        other = super().copy()
+        other.__class__ = DecisionSchedule
+        other._forced, other._rest, other._draws = self._forced, self._rest, self._draws
+        return other
 
     def sample_perfect_tile(self, loop, n, max_innermost_factor=16, decision=None):
         forced = self._next_forced() if decision is None else decision
@@ -67,8 +78,10 @@ def stochastic_schedule_mm(sch):
 
 
 def resolve_space(space, target=None):
-    """The space function for ``space`` (a callable, or ``"auto"``: the generic space
-    of ``target``'s kind, :mod:`~tilelang.tune.space_cuda` for cuda, else the CPU one)."""
+    """The space function for ``space``: a callable; ``"auto"`` (for cuda
+    :mod:`~tilelang.tune.space_cuda`, else the default rules or the generic CPU space,
+    :class:`~tilelang.tune.space_rules.RulesOrGenericSpace`); ``"rules"`` (the default
+    rules with sampled sizes); ``"generic"`` (:mod:`~tilelang.tune.space_cpu`)."""
     if (space == "auto" or space is None) and target is not None:
         from tilelang.target import as_target
 
@@ -76,13 +89,19 @@ def resolve_space(space, target=None):
             from tilelang.tune.space_cuda import cuda_space
 
             return cuda_space(as_target(target))
-    if space == "auto" or space is None:
+    if space in ("auto", "rules") or space is None:
+        from tilelang.tune.space_rules import RulesOrGenericSpace, RulesSpace
+
+        return RulesSpace() if space == "rules" else RulesOrGenericSpace()
+    if space == "generic":
         from tilelang.tune.space_cpu import generic_space
 
         return generic_space
     if callable(space):
         return space
-    raise ArgumentError(f"space must be a function sch -> sch or 'auto', not {space!r}")
+    raise ArgumentError(
+        f"space must be a function sch -> sch, 'auto', 'rules' or 'generic', not {space!r}"
+    )
 
 
 def decisions_of(trace) -> list:
@@ -90,14 +109,15 @@ def decisions_of(trace) -> list:
     return [trace.get_decision(inst) for inst in trace.insts if inst.kind.has_decision]
 
 
-def apply_space(mod, space, seed: int, forced=()) -> Schedule:
-    """``space`` run on a fresh :class:`DecisionSchedule` of ``mod``.
+def apply_space(mod, space, seed: int, forced=(), rest=None) -> Schedule:
+    """``space`` run on a fresh :class:`DecisionSchedule` of ``mod`` (``forced`` and
+    ``rest`` as there: ``rest=0`` takes every draw's first candidate).
 
     The space may return the schedule, None (it changed ``sch`` in place) or another
     Schedule (whose module and trace are then the candidate). Raises ScheduleError when
     the drawn choices cannot be applied.
     """
-    sch = DecisionSchedule(mod, seed, forced)
+    sch = DecisionSchedule(mod, seed, forced, rest)
     result = space(sch)
     if result is None:
         result = sch

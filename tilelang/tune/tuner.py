@@ -21,17 +21,22 @@ import math
 import multiprocessing
 import os
 import random
+import statistics
 import sys
 import tempfile
+
+import attrs
 
 import tilelang
 from tilelang.errors import ArgumentError, BuildError, ScheduleError, TileLangError
 from tilelang.target import as_target
 from tilelang.tune.builder import build_candidate
+from tilelang.tune.cost_model import kendall_tau
 from tilelang.tune.database import JSONDatabase, make_record
 from tilelang.tune.features import candidate_features
 from tilelang.tune.flop import estimate_flop
-from tilelang.tune.progress import Progress, save_plot, summary_table
+from tilelang.tune.progress import Progress, save_plot
+from tilelang.tune.report import task_table
 from tilelang.tune.runner import Measurer, _only_prim_func
 from tilelang.tune.space import apply_space, mutate, resolve_space
 from tilelang.tune.trace_json import replay, trace_to_json
@@ -45,6 +50,8 @@ MAX_DRAWS_PER_CANDIDATE = 40
 POOL_FACTOR = 8
 #: with the cost model: the share of each batch chosen at random, not by score
 EXPLORE = 0.2
+#: ``confirm``: rounds of side-by-side timing of the finalists
+CONFIRM_ROUNDS = 3
 
 
 def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int = 0,
@@ -52,7 +59,7 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
              number: int = 1, repeat: int = 5, min_repeat_ms: float = 10.0,
              progress: bool = True, plot=None, stream=None, cost_model="auto",
              pool_factor: int = POOL_FACTOR,
-             task_name: str | None = None) -> JSONDatabase:  # fmt: skip
+             task_name: str | None = None, confirm: int = 0) -> JSONDatabase:  # fmt: skip
     """Tune ``mod`` (one prim_func) for ``target``; returns the database.
 
     ``space`` is ``space(sch) -> sch`` drawing its choices with the sampling
@@ -66,45 +73,141 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     ``cost_model``: ``"auto"`` (LightGBM, or NumPy without it), ``"lightgbm"``,
     ``"numpy"``, a :class:`~tilelang.tune.cost_model.CostModel`, or None for the plain
     random/evolutionary search; ``pool_factor`` candidates are scored per one measured.
+    ``confirm=N`` times the N best and the default build's schedule again side by side
+    at the end (:meth:`TaskTuner.confirm`; useful on a loaded machine, where trials
+    timed at different moments do not compare).
     Example::
 
         db = tune_tir(mod, "llvm", space="auto", max_trials=64, work_dir="logs")
         best = compile_tir(db, mod, "llvm")
     """
-    mod = as_module(mod)
-    target_text = str(as_target(target))
-    space_fn = resolve_space(space, target)
-    func_name, _ = _only_prim_func(mod)
     if max_trials < 0 or num_trials_per_iter < 1:
         raise ArgumentError("max_trials must be >= 0 and num_trials_per_iter >= 1")
     database = JSONDatabase(work_dir if work_dir is not None else tempfile.mkdtemp("-tune"))
-    model = _cost_model(cost_model, seed)
-    search = _Search(mod, target_text, space_fn, database, seed, model, pool_factor)
-    flop = estimate_flop(mod)
-    bar = Progress(max_trials, flop, stream, enabled=progress)
-    if search.trials < max_trials:
-        _require_device(as_target(target))
-        measurer = Measurer(mod, target_text, seed, number, repeat, min_repeat_ms)
+    task = TaskTuner(mod, target, database, space=space, seed=seed, cost_model=cost_model,
+                     pool_factor=pool_factor, number=number, repeat=repeat,
+                     min_repeat_ms=min_repeat_ms, name=task_name)  # fmt: skip
+    bar = Progress(max_trials, task.flop, stream, enabled=progress)
+    if task.trials < max_trials:
         own_executor = executor is None
         pool = executor or _default_executor(num_trials_per_iter)
         try:
-            search.warm_start(pool)
-            while search.trials < max_trials:
-                batch = search.draw(min(num_trials_per_iter, max_trials - search.trials), pool)
-                if not batch:
-                    break  # the space has nothing new to offer
-                search.run_batch(batch, pool, measurer, flop, bar)
+            while task.trials < max_trials and not task.exhausted:
+                task.step(min(num_trials_per_iter, max_trials - task.trials), pool, bar)
+            task.confirm(confirm)
         finally:
             if own_executor:
                 pool.shutdown(wait=True)
-    bar.update(search.trials, search.best_sec())
+    bar.update(task.trials, task.best_sec())
     bar.close()
     if progress:
-        table = summary_table(task_name or func_name, flop, search.best_sec(), search.trials)
-        print(table, file=bar.stream)
+        print(task_table([task.summary()]), file=bar.stream)
     if plot is not None:
-        save_plot(plot, search.latencies(), flop)
+        save_plot(plot, task.latencies(), task.flop)
     return database
+
+
+class TaskTuner:
+    """One task's search, run a batch at a time (``tune_tir`` runs one; the task
+    scheduler of :mod:`tilelang.tune.tune_model` interleaves several).
+
+    ``weight`` is how many times the model calls the task's function; ``name`` labels
+    its rows in the progress and the final table."""
+
+    def __init__(self, mod, target, database, space="auto", seed: int = 0,
+                 cost_model="auto", pool_factor: int = POOL_FACTOR, number: int = 1,
+                 repeat: int = 5, min_repeat_ms: float = 10.0, name: str | None = None,
+                 weight: int = 1):  # fmt: skip
+        self.mod = as_module(mod)
+        self.target = as_target(target)
+        func_name, _ = _only_prim_func(self.mod)
+        self.name, self.weight = name or func_name, weight
+        self.flop = estimate_flop(self.mod)
+        self.seed, self.timing = seed, (number, repeat, min_repeat_ms)
+        model = _cost_model(cost_model, seed)
+        space_fn = resolve_space(space, target)
+        self.search = _Search(
+            self.mod, str(self.target), space_fn, database, seed, model, pool_factor
+        )
+        self.measurer = None
+        self.exhausted = False  # the space had nothing new to offer
+
+    @property
+    def trials(self) -> int:
+        return self.search.trials
+
+    def best_sec(self) -> float:
+        return self.search.best_sec()
+
+    def latencies(self) -> list[float]:
+        return self.search.latencies()
+
+    def step(self, count: int, pool, bar=None) -> int:
+        """Draw, build and measure up to ``count`` new candidates; returns how many
+        were measured (0: the space is exhausted). ``bar.update(trials, best)`` is
+        called after each measurement."""
+        if self.measurer is None:
+            _require_device(self.target)
+            number, repeat, min_repeat_ms = self.timing
+            self.measurer = Measurer(self.mod, str(self.target), self.seed, number, repeat,
+                                     min_repeat_ms)  # fmt: skip
+            self.search.warm_start(pool)
+        batch = self.search.draw(count, pool)
+        if not batch:
+            self.exhausted = True
+            return 0
+        self.search.run_batch(batch, pool, self.measurer, self.flop, bar)
+        return len(batch)
+
+    def confirm(self, count: int, rounds: int = CONFIRM_ROUNDS) -> int:
+        """Time the ``count`` best traces again, with the default build's (when it was
+        measured), side by side: ``rounds`` rounds that each time every finalist once
+        in turn, so all of them see the same machine load. Each finalist gets a
+        re-measured record holding its per-round timings and ranks by it from now on
+        (:meth:`~tilelang.tune.database.JSONDatabase.query_best`); a trial timed during
+        a quiet moment no longer beats a faster schedule timed under load. Nothing
+        happens before this run has measured something. Returns the finalists timed."""
+        search = self.search
+        if count <= 0 or self.measurer is None:
+            return 0
+        trials = sorted(
+            (r for r in search.records if not r.remeasured and math.isfinite(r.latency)),
+            key=lambda r: r.latency,
+        )
+        finalists, keys = [], set()
+        for record in trials:  # the best ``count`` traces by their trials' timings
+            if len(finalists) < count and _trace_key(record.trace) not in keys:
+                finalists.append(record)
+                keys.add(_trace_key(record.trace))
+        if search.default_key is not None and search.default_key not in keys:
+            finalists += [
+                r for r in search.records
+                if _trace_key(r.trace) == search.default_key and math.isfinite(r.latency)
+            ][:1]  # fmt: skip
+        libs = []
+        for record in finalists:
+            text = replay(self.mod, record.as_trace()).mod.script()
+            libs.append(tilelang.build(tilelang.parse(text), target=search.target))
+        timings = [[] for _ in finalists]
+        for _ in range(rounds):
+            for lib, out in zip(libs, timings):
+                out.append(statistics.median(self.measurer.time(lib, self.timing[1])))
+        for record, out in zip(finalists, timings):
+            again = attrs.evolve(record, run_secs=tuple(out), remeasured=True)
+            search.database.commit(again)
+            search.records.append(again)
+        return len(finalists)
+
+    def summary(self) -> dict:
+        """The figures of the final table: name, FLOP, weight, best seconds, trials,
+        and the cost model's mean Kendall tau over the batches it chose (None when
+        it chose none)."""
+        taus = self.search.model_taus
+        return {
+            "name": self.name, "flop": self.flop, "weight": self.weight,
+            "best_sec": self.best_sec(), "trials": self.trials,
+            "model_tau": sum(taus) / len(taus) if taus else None,
+        }  # fmt: skip
 
 
 def _require_device(target) -> None:
@@ -164,34 +267,45 @@ class _Search:
         self.rng = random.Random(seed)
         self.records = database.records(self.workload, target)
         self.seen = {_trace_key(r.trace) for r in self.records}
-        self.trials = len(self.records)
+        self.trials = sum(1 for r in self.records if not r.remeasured)
         self.model, self.pool_factor = model, max(1, pool_factor)
+        self.predicted: dict = {}  # trace key -> the model's score, for measured picks
+        self.model_taus: list[float] = []  # per guided batch: predicted vs measured order
+        self.default_offered = False
+        self.default_key = None  # the first-choice candidate's trace key, once drawn
 
     def best_sec(self) -> float:
+        if any(r.remeasured for r in self.records):  # finalists rank as re-measured
+            best = self.database.query_best(self.workload, self.target)
+            return best[0].latency if best else math.inf
         return min((r.latency for r in self.records), default=math.inf)
 
     def latencies(self) -> list[float]:
-        return [r.latency for r in self.records]
+        """Per trial (re-measurements are not trials), its latency."""
+        return [r.latency for r in self.records if not r.remeasured]
 
     def warm_start(self, pool) -> None:
         """Train the model on what the database already holds for this workload."""
-        if self.model is None or not self.records:
+        trials = [r for r in self.records if not r.remeasured]
+        if self.model is None or not trials:
             return
         texts = []
-        for record in self.records:
+        for record in trials:
             try:
                 texts.append(replay(self.mod, record.as_trace()).mod.script())
             except (ScheduleError, TileLangError):
                 texts.append(None)
         features = _features(pool, texts)
-        self.model.update(features, [r.latency for r in self.records])
+        self.model.update(features, [r.latency for r in trials])
 
     def draw(self, count: int, pool=None) -> list:
         """Up to ``count`` new candidates ``(schedule, trace data, text, features)``;
         scored by the model, when it is trained, among ``pool_factor`` times more."""
         guided = self.model is not None and self.model.trained and pool is not None
+        first = self._default_candidate()
+        count -= len(first)
         candidates = self._sample(count * self.pool_factor if guided else count)
-        if not guided:
+        if not guided or not candidates:
             chosen = candidates
         else:
             features = _features(pool, [text for _, _, text in candidates])
@@ -202,18 +316,37 @@ class _Search:
             rest = order[count - explore :]
             picked += self.rng.sample(rest, min(explore, len(rest)))
             chosen = [candidates[i] + (features[i],) for i in picked]
+            for i in picked:
+                self.predicted[_trace_key(candidates[i][1])] = float(scores[i])
         batch = []
-        for item in chosen:
+        for item in first + chosen:
             self.seen.add(_trace_key(item[1]))
             batch.append(item if len(item) == 4 else item + (None,))
         return batch
+
+    def _default_candidate(self) -> list:
+        """The space's candidate that takes every draw's first choice -- the default
+        build's schedule for spaces built on the rules (``first_choice_is_default``)
+        -- once per run, unless it was measured already."""
+        if self.default_offered or not getattr(self.space, "first_choice_is_default", False):
+            return []
+        self.default_offered = True
+        try:
+            sch = apply_space(self.mod, self.space, self.rng.randrange(1, 2**31), rest=0)
+        except ScheduleError:
+            return []
+        data = trace_to_json(sch.trace)
+        self.default_key = _trace_key(data)
+        if self.default_key in self.seen:
+            return []
+        return [(sch, data, sch.mod.script())]
 
     def _sample(self, count: int) -> list:
         """Up to ``count`` candidates ``(schedule, trace data, text)`` not seen yet."""
         ranked = sorted(self.records, key=lambda r: r.latency)[:TOP_K]
         parents = [r.as_trace() for r in ranked if math.isfinite(r.latency)]
         batch, keys = [], set()
-        for _ in range(count * MAX_DRAWS_PER_CANDIDATE):
+        for _ in range(max(0, count) * MAX_DRAWS_PER_CANDIDATE):
             if len(batch) == count:
                 break
             try:
@@ -259,9 +392,20 @@ class _Search:
             self.records.append(record)
             new.append((features, record.latency))
             self.trials += 1
-            bar.update(self.trials, self.best_sec())
+            if bar is not None:
+                bar.update(self.trials, self.best_sec())
+        self._score_model([self.predicted.pop(_trace_key(item[1]), None) for item in batch],
+                          [lat for _, lat in new])  # fmt: skip
         if self.model is not None:
             self.model.update([f for f, _ in new], [lat for _, lat in new])
+
+    def _score_model(self, scores, latencies) -> None:
+        """How well the model ordered this batch: Kendall's tau of its scores against
+        the measured throughput (failures 0), over the candidates it picked."""
+        pairs = [(s, 1.0 / lat if math.isfinite(lat) and lat > 0 else 0.0)
+                 for s, lat in zip(scores, latencies) if s is not None]  # fmt: skip
+        if len(pairs) >= 3:
+            self.model_taus.append(kendall_tau([p[0] for p in pairs], [p[1] for p in pairs]))
 
 
 def _features(pool, texts) -> list:

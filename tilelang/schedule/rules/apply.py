@@ -76,8 +76,11 @@ def _attempt(sch: Schedule, plan, *args) -> tuple[Schedule, bool]:
     return trial, True
 
 
-def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
-    """The rules applied to one function of ``sch``; returns the schedule to go on with."""
+def schedule_function(sch: Schedule, func_name: str, machine, planner=None) -> Schedule:
+    """The rules applied to one function of ``sch``; returns the schedule to go on with.
+
+    ``planner(sch, info, machine)`` replaces :func:`.tiling.plan_tiling` (the tuner's
+    rules space draws the plan's sizes with sampling primitives on ``sch``)."""
     func = sch.mod[func_name]
     outputs = {func.buffer_map[p] for p in func.params if p in func.buffer_map}
     infos = leaf_blocks(func)
@@ -88,7 +91,10 @@ def schedule_function(sch: Schedule, func_name: str, machine) -> Schedule:
     done: set[str] = set()
 
     for index, info in enumerate(infos):
-        plan = tiling.plan_tiling(info, machine)
+        if planner is None:
+            plan = tiling.plan_tiling(info, machine)
+        else:
+            plan = planner(sch, info, machine)
         if plan is None:
             continue
         readers = fusion.consumers_of(infos, index)

@@ -1,0 +1,131 @@
+"""Search spaces seeded from the default schedule rules (:mod:`tilelang.schedule.rules`).
+
+:class:`RulesSpace` runs the rules exactly as ``tilelang.build`` does, except that the
+sizes of each register-tiling plan (:class:`~tilelang.schedule.rules.tiling.TilePlan`)
+are drawn with ``sch.sample_categorical``: the vector tile (vector width x vectors),
+the row tile of the register block (1 = no row tile), the unrolling of the innermost
+reduction loop, the L1 blocking of the reduction (0 = none; it moves where the
+accumulator lives: in the output inside the k block, or in a local buffer written
+back under the outer tile) and whether the row loop is unrolled. The rules' own
+choice is always the *first* candidate of each draw, so the candidate whose every
+draw takes its first candidate is the default build's schedule: the tuner measures it
+first (:attr:`RulesSpace.first_choice_is_default`) and searches around it.
+
+:class:`RulesOrGenericSpace` (``space="auto"`` on CPUs) draws first between this space
+and the generic multi-level-tiling space (:mod:`tilelang.tune.space_cpu`), so the
+search starts at the default build and can leave its shape when the generic space
+does better.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from tilelang.errors import ScheduleError
+from tilelang.ir.function import PrimFunc
+from tilelang.schedule.rules.apply import is_user_scheduled, schedule_function
+from tilelang.schedule.rules.loops import largest_divisor
+from tilelang.schedule.rules.machine import host_machine
+from tilelang.schedule.rules.tiling import L1_BYTES, plan_tiling
+
+#: largest row tile offered (the rules use at most 8)
+MAX_ROW_TILE = 16
+#: vector tiles offered, in vectors of the target (the rules use 1 or 2)
+VECTOR_COUNTS = (1, 2, 4)
+#: unroll factors offered for the innermost reduction loop
+UNROLL_FACTORS = (1, 2, 4, 8)
+
+
+class RulesSpace:
+    """The default rules with their tiling sizes sampled (see the module docstring).
+
+    ``machine`` sizes the rules' choices (default: the host)."""
+
+    #: every draw's first candidate is the rules' own choice
+    first_choice_is_default = True
+
+    def __init__(self, machine=None):
+        self.machine = machine or host_machine()
+
+    def __call__(self, sch):
+        for name, func in list(sch.mod.functions.items()):
+            if isinstance(func, PrimFunc) and not is_user_scheduled(func):
+                sch = schedule_function(sch, name, self.machine, planner=sampled_plan)
+        return sch
+
+    def __repr__(self) -> str:
+        return f"RulesSpace({self.machine!r})"
+
+
+class RulesOrGenericSpace:
+    """First draw: the rules space (candidate 0) or the generic space (candidate 1)."""
+
+    first_choice_is_default = True
+
+    def __init__(self, machine=None):
+        self.rules = RulesSpace(machine)
+
+    def __call__(self, sch):
+        from tilelang.tune.space_cpu import generic_space
+
+        branch = sch.get(sch.sample_categorical([0, 1], [0.5, 0.5]))
+        return self.rules(sch) if branch == 0 else generic_space(sch)
+
+    def __repr__(self) -> str:
+        return "RulesOrGenericSpace()"
+
+
+def sampled_plan(sch, info, machine):
+    """The rules' plan for ``info`` with its sizes drawn on ``sch`` (the rules' value
+    first in every draw); None where the rules do not tile the block."""
+    plan = plan_tiling(info, machine)
+    if plan is None:
+        return None
+    lanes = machine.lanes(info.write.buffer.dtype)
+    vec_extent = info.extent_of(plan.vec_iter)
+    vec_tile = _draw(
+        sch, plan.vec_tile, [lanes * c for c in VECTOR_COUNTS if vec_extent % (lanes * c) == 0]
+    )
+    row_iter, row_tile = plan.row_iter, plan.row_tile
+    if row_iter is not None:
+        vectors = -(-vec_tile // lanes)
+        cap = min(MAX_ROW_TILE, max(1, (machine.registers - 4) // vectors))
+        extent = info.extent_of(row_iter)
+        options = [d for d in range(1, cap + 1) if extent % d == 0]
+        row_tile = _draw(sch, plan.row_tile, options)
+        if row_tile == 1:
+            row_iter = None
+    inner_reduce = max(info.reduce, key=info.loop_of)
+    k_extent = info.extent_of(inner_reduce)
+    k_unroll = _draw(
+        sch, plan.k_unroll, [u for u in UNROLL_FACTORS if k_extent % u == 0 and k_extent > u]
+    )
+    k_block = 0
+    if row_iter is not None and len(info.reduce) == 1:
+        options = [0]
+        for share in (2, 1, 0.5):
+            size = largest_divisor(k_extent, max(k_unroll, int(L1_BYTES * share) // (vec_tile * 4)))
+            if size not in (1, k_extent) and size % k_unroll == 0:
+                options.append(size)
+        default = plan.k_block if plan.k_block in options else 0
+        k_block = _draw(sch, default, options)
+    unroll_rows = bool(_draw(sch, int(plan.unroll_rows), [1 - int(plan.unroll_rows)]))
+    return attrs.evolve(
+        plan, vec_tile=vec_tile, row_iter=row_iter, row_tile=row_tile, k_unroll=k_unroll,
+        k_block=k_block, unroll_rows=unroll_rows,
+    )  # fmt: skip
+
+
+def _draw(sch, default: int, others) -> int:
+    """``default`` or one of ``others``, drawn uniformly with ``default`` as candidate 0;
+    no draw (and no trace entry) when there is nothing else to choose."""
+    candidates = [default] + sorted({o for o in others if o != default})
+    if len(candidates) == 1:
+        return default
+    chosen = sch.get(sch.sample_categorical(candidates, [1.0] * len(candidates)))
+    if not isinstance(chosen, int):
+        raise ScheduleError(f"rules space: a categorical draw gave {chosen!r}, not an int")
+    return chosen
+
+
+__all__ = ["RulesSpace", "RulesOrGenericSpace", "sampled_plan"]
