@@ -2,8 +2,8 @@
 
 Per unscheduled function: elementwise intermediates are inlined
 (:func:`inline_producers`); then every
-block, from the last back, gets the first plan that applies: the §6 matmul tiling
-(:mod:`.matmul`), a cross-thread reduction (:mod:`.reduction`), one thread per
+block, from the last back, gets the first plan that applies: tensor cores for
+half-precision matmuls (:mod:`.tensor_core`), the §6 matmul tiling (:mod:`.matmul`), a cross-thread reduction (:mod:`.reduction`), one thread per
 output (:mod:`.spatial`, vectorised, then without vectors). Each plan runs on a copy
 of the schedule and is dropped when a primitive refuses, so the result computes what
 the input computes. Every block ends up under ``blockIdx``/``threadIdx`` loops, as
@@ -23,6 +23,7 @@ from tilelang.schedule.rules.gpu.limits import gpu_limits
 from tilelang.schedule.rules.gpu.matmul import apply_matmul, plan_matmul
 from tilelang.schedule.rules.gpu.reduction import cross_thread_reduction, wants_cross_thread
 from tilelang.schedule.rules.gpu.spatial import bind_threads
+from tilelang.schedule.rules.gpu.tensor_core import apply_wmma, plan_wmma
 from tilelang.schedule.schedule import Schedule
 
 
@@ -49,6 +50,9 @@ def is_gpu_scheduled(func: PrimFunc) -> bool:
 
 def _plans(info, limits):
     """The plans for one block, best first."""
+    wmma = plan_wmma(info, limits)
+    if wmma is not None:
+        yield lambda s, b: apply_wmma(s, b, wmma)
     plan = plan_matmul(info, limits)
     if plan is not None:
         yield lambda s, b: apply_matmul(s, b, info, plan)
