@@ -268,6 +268,31 @@ def test_default_half_matmul_builds_with_tensor_cores():
     assert (stores, loads) == (0, 0) and registers * 128 <= REGISTERS_PER_SM
 
 
+# ----------------------------------------------------------- tuning space
+
+
+@needs_nvcc
+def test_the_cuda_space_samples_tensor_core_tilings():
+    from tilelang.tune.space import apply_space
+    from tilelang.tune.space_cuda import cuda_space
+
+    mod, space = hgemm(128, 128, 64), cuda_space(Target(TARGET))
+    candidates = [apply_space(mod, space, seed) for seed in range(6)]
+    tilings = set()
+    for sch in candidates:
+        trace = str(sch.trace)
+        assert "sample_categorical" in trace and "wmma_sync_16x16x16_f16f16f32" in trace
+        tilings.add(re.search(r"factors=\[None, (\d+), (\d+)\]", trace).groups())
+    assert len(tilings) > 1  # the draws differ in warps / fragments per warp
+    for sch in candidates[:2]:
+        got, want = run_reference(sch.mod, 128, 128, 64)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    lib = tilelang.build(candidates[0].mod, TARGET, auto_schedule=False)
+    report, ptx = ptxas(lib.get_source())
+    assert "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32" in ptx
+    assert [spills for _, *spills in report.values()] == [[0, 0]]
+
+
 # ------------------------------------------------------------ on a GPU
 
 

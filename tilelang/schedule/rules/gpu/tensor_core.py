@@ -55,27 +55,35 @@ class WmmaPlan:
 
 
 def plan_wmma(info, limits) -> WmmaPlan | None:
-    """A plan when ``info`` is a half-precision matmul the WMMA intrinsics can compute
-    with whole fragments on ``limits``' arch, else None."""
+    """The largest plan of :func:`wmma_plans` (None when there is none)."""
+    plans = wmma_plans(info, limits)
+    return plans[0] if plans else None
+
+
+def wmma_plans(info, limits) -> list:
+    """Every tiling of :data:`TILINGS` x :data:`K_FRAGS` that fits when ``info`` is a
+    half-precision matmul the WMMA intrinsics can compute with whole fragments on
+    ``limits``' arch, largest first (empty otherwise)."""
     if limits.arch and limits.arch < 70:
-        return None
+        return []
     axes = matmul_axes(info)
     if axes is None or len(info.spatial) != 2:
-        return None
+        return []
     i, j, k, a, b = axes
     out = str(info.write.buffer.dtype)
     if str(a.buffer.dtype) != "float16" or str(b.buffer.dtype) != "float16":
-        return None
+        return []
     if out not in OUT_DTYPES:
-        return None
+        return []
     # row-major operands and output: unit steps along k (A), j (B and C)
     if a.strides.get(id(k.var)) != 1 or b.strides.get(id(j.var)) != 1:
-        return None
+        return []
     if info.write.strides.get(id(j.var)) != 1:
-        return None
+        return []
     ei, ej, ek = info.extent_of(i), info.extent_of(j), info.extent_of(k)
     if None in (ei, ej, ek):
-        return None
+        return []
+    plans = []
     for warps, frags in TILINGS:
         rows, cols = FRAG * warps[0] * frags[0], FRAG * warps[1] * frags[1]
         if ei % rows or ej % cols or warps[0] * warps[1] * 32 > limits.max_threads_per_block:
@@ -83,11 +91,11 @@ def plan_wmma(info, limits) -> WmmaPlan | None:
         for k_frags in K_FRAGS:
             shared = 2 * FRAG * k_frags * (rows + cols)
             if ek % (FRAG * k_frags) == 0 and shared <= limits.max_shared_memory_per_block:
-                return WmmaPlan(
+                plans.append(WmmaPlan(
                     info.loop_of(i), info.loop_of(j), info.loop_of(k), warps, frags,
                     k_frags, out, a.buffer.name, b.buffer.name,
-                )  # fmt: skip
-    return None
+                ))  # fmt: skip
+    return plans
 
 
 def _read_index(sch, block, name: str) -> int:
@@ -160,4 +168,4 @@ def apply_wmma(sch, block, plan: WmmaPlan) -> None:
     sch.tensorize(ii, sync)
 
 
-__all__ = ["WmmaPlan", "plan_wmma", "apply_wmma"]
+__all__ = ["WmmaPlan", "plan_wmma", "wmma_plans", "apply_wmma"]
