@@ -262,10 +262,14 @@ def test_default_half_matmul_builds_with_tensor_cores():
     source = lib.get_source()
     assert lib.backend_module.compile_log == ""
     assert "nvcuda::wmma::mma_sync" in source
+    (kernel,) = lib.backend_module.source.functions["hgemm"].kernels
+    assert kernel.block == (32, 8, 1)  # 8 warps, a 128 x 128 tile of C per block
+    assert "__shared__ __align__(16) half A_shared[5112];" in source  # rows padded to 40
     report, ptx = ptxas(source)
     assert "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32" in ptx
+    assert "ld.global.nc.v4.u32" in ptx  # 8 halves per thread and move
     ((registers, stores, loads),) = report.values()
-    assert (stores, loads) == (0, 0) and registers * 128 <= REGISTERS_PER_SM
+    assert (stores, loads) == (0, 0) and registers * kernel.threads <= REGISTERS_PER_SM
 
 
 # ----------------------------------------------------------- tuning space

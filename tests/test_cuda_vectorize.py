@@ -53,6 +53,7 @@ def vectorized(mod, lanes=4, threads=128):
 
 def source_and_ptx(mod):
     from tilelang.backends.cuda import compile_cuda, nvcc_flags
+
     from tilelang.target import Target
 
     lib = tilelang.build(mod, TARGET, auto_schedule=False)
@@ -146,10 +147,14 @@ def test_misaligned_device_arrays_are_refused(monkeypatch):
     launcher = RecordingLauncher()
     monkeypatch.setattr(cuda_module, "get_launcher", lambda: launcher)
     lib, _, _ = source_and_ptx(vectorized(elementwise("A[vi]")))
-    lib["main"](FakeDeviceArray((4096,), pointer=0x10000), FakeDeviceArray((4096,), pointer=0x20000))
+    lib["main"](
+        FakeDeviceArray((4096,), pointer=0x10000), FakeDeviceArray((4096,), pointer=0x20000)
+    )
     assert len(launcher.launches) == 1
     with pytest.raises(ArgumentError, match="16 bytes at a time.*0x10004"):
-        lib["main"](FakeDeviceArray((4096,), pointer=0x10004), FakeDeviceArray((4096,), pointer=0x20000))
+        lib["main"](
+            FakeDeviceArray((4096,), pointer=0x10004), FakeDeviceArray((4096,), pointer=0x20000)
+        )
     assert len(launcher.launches) == 1
 
 

@@ -5,8 +5,10 @@ array of ``nvcuda::wmma::fragment`` objects, one per ``m x k`` / ``k x n`` / ``m
 tile. Its shape and, for the operands, its layout come from the intrinsics that use
 it (as TVM's InferFragment finds them)::
 
-    T.tvm_load_matrix_sync(A_frag, 16, 16, 16, i, T.tvm_access_ptr(..., A_shared, ...), 32, "row_major")
-    ->  nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, half, nvcuda::wmma::row_major> A_frag[2];
+    T.tvm_load_matrix_sync(A_frag, 16, 16, 16, i, T.tvm_access_ptr(..., A_shared, ...),
+                           32, "row_major")
+    ->  nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, half,
+                               nvcuda::wmma::row_major> A_frag[2];
         nvcuda::wmma::load_matrix_sync(A_frag[i], A_shared + ..., 32);
 
 ``tvm_fill_fragment``, ``tvm_mma_sync`` and ``tvm_store_matrix_sync`` print as
@@ -60,11 +62,12 @@ def print_fragment_call(printer, op: E.Call) -> str:
     pointer = printer._strip(printer.expr(args[5]))
     stride = printer._strip(printer.expr(args[6]))
     memory = _memory_layout(args[7])
+    fragment = tile(args[0], args[4])
     if op.op == "tvm_load_matrix_sync":
-        if printer.fragment_kind(args[0]) == "accumulator":
-            return f"{NS}::load_matrix_sync({tile(args[0], args[4])}, {pointer}, {stride}, {memory})"
-        return f"{NS}::load_matrix_sync({tile(args[0], args[4])}, {pointer}, {stride})"
-    return f"{NS}::store_matrix_sync({pointer}, {tile(args[0], args[4])}, {stride}, {memory})"
+        if printer.fragment_kind(args[0]) == "accumulator":  # memory layout given
+            return f"{NS}::load_matrix_sync({fragment}, {pointer}, {stride}, {memory})"
+        return f"{NS}::load_matrix_sync({fragment}, {pointer}, {stride})"
+    return f"{NS}::store_matrix_sync({pointer}, {fragment}, {stride}, {memory})"
 
 
 def _memory_layout(layout) -> str:

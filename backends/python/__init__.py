@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 import numpy as np
 from tilelang.backends.python.codegen import function_source
-from tilelang.backends.python.names import NameTable
 from tilelang.backends.python.fragments import NAMESPACE as FRAGMENT_NAMESPACE
+from tilelang.backends.python.names import NameTable
 from tilelang.backends.python.support import NAMESPACE
 
 from tilelang.errors import BuildError

@@ -10,6 +10,7 @@ type), so index arithmetic stays readable: ``A_flat[i * 16 + k]``.
 from __future__ import annotations
 
 from tilelang.backends.python import fragments
+
 from tilelang.bounds.report import BOUNDS_ERROR
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E

@@ -1,14 +1,14 @@
 """The GPU driver: which rule schedules each block, and the fallbacks.
 
 Per unscheduled function: elementwise intermediates are inlined
-(:func:`inline_producers`); then every
-block, from the last back, gets the first plan that applies: tensor cores for
-half-precision matmuls (:mod:`.tensor_core`), the §6 matmul tiling (:mod:`.matmul`), a cross-thread reduction (:mod:`.reduction`), one thread per
-output (:mod:`.spatial`, vectorised, then without vectors). Each plan runs on a copy
-of the schedule and is dropped when a primitive refuses, so the result computes what
-the input computes. Every block ends up under ``blockIdx``/``threadIdx`` loops, as
-the CUDA backend requires; a function with a block no plan can bind is left as
-written (the backend's error then names the unbound loop).
+(:func:`inline_producers`); then every block, from the last back, gets the first plan
+that applies: tensor cores for half-precision matmuls (:mod:`.tensor_core`), the §6
+matmul tiling (:mod:`.matmul`), a cross-thread reduction (:mod:`.reduction`), one
+thread per output (:mod:`.spatial`, vectorised, then without vectors). Each plan runs
+on a copy of the schedule and is dropped when a primitive refuses, so the result
+computes what the input computes. Every block ends up under ``blockIdx``/``threadIdx``
+loops, as the CUDA backend requires; a function with a block no plan can bind is left
+as written (the backend's error then names the unbound loop).
 """
 
 from __future__ import annotations

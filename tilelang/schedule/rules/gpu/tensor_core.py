@@ -15,7 +15,9 @@ intrinsics of :mod:`tilelang.intrinsics.cuda_wmma`::
         accumulators -> C                             (wmma_store)
 
 The fetches are split over ``threadIdx.y`` (the warps) and ``threadIdx.x`` (32 lanes),
-each thread copying ``vec`` contiguous halves; ThreadSync adds the barriers. The plan
+each thread copying ``vec`` contiguous halves (one 16-byte move for 8); the shared
+rows are padded (``storage_align``) against bank conflicts of the fragment loads;
+ThreadSync adds the barriers. The plan
 needs the extents to be multiples of the tiles (no partial fragments) and an arch
 with tensor cores (sm_70 or later; an unknown arch is the backend's default, sm_90).
 """
@@ -29,7 +31,13 @@ from tilelang.schedule.rules.gpu.matmul import matmul_axes
 
 FRAG = 16
 #: ((warps along i, along j), (fragments per warp along i, along j)), largest first
-TILINGS = (((2, 2), (2, 2)), ((2, 2), (2, 1)), ((2, 2), (1, 1)), ((2, 1), (1, 1)), ((1, 1), (1, 1)))
+TILINGS = (
+    ((2, 4), (4, 2)), ((2, 2), (4, 2)), ((2, 2), (2, 2)), ((2, 2), (2, 1)), ((2, 2), (1, 1)),
+    ((2, 1), (1, 1)), ((1, 1), (1, 1)),
+)  # fmt: skip
+#: shared rows padded to a stride of 8 (mod 32) halves: a fragment load's rows then
+#: start in different banks (16-byte aligned, as ldm must be for half)
+PAD_FACTOR, PAD_OFFSET = 32, 8
 K_FRAGS = (2, 1)
 VECTORS = (8, 4, 2, 1)
 OUT_DTYPES = ("float32", "float16")
@@ -161,6 +169,7 @@ def apply_wmma(sch, block, plan: WmmaPlan) -> None:
               k_tile * FRAG * plan.warps[1] * plan.frags[1])  # fmt: skip
     for fetch, panel in zip(shared, panels):
         sch.compute_at(fetch, k0)
+        sch.storage_align(fetch, 0, axis=-2, factor=PAD_FACTOR, offset=PAD_OFFSET)
         _cooperative_fetch(sch, fetch, plan, panel)
     _tile_2d(sch, accumulator, store)
     init = sch.decompose_reduction(block, k0)
