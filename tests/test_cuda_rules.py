@@ -109,14 +109,23 @@ def test_unscheduled_samples_build(sample):
     assert lib.backend_module.compile_log == "" and lib.trace.insts
 
 
-def test_separate_init_and_update_blocks_are_left_for_the_user():
+def test_separate_init_and_update_blocks_are_merged_and_tiled():
     """SEED §8's matmul writes init and update as two blocks: binding their shared
-    loops is refused as in TVM (the update block alone is neither complete nor a
-    reduction), so the rules leave it and the build names the host loop."""
-    from tilelang.errors import BuildError
-
-    with pytest.raises(BuildError, match="outside every thread-bound loop"):
-        tilelang.build(tilelang.parse_file(SAMPLES / "matmul_two_blocks.tir"), target=TARGET)
+    loops is refused as in TVM (the update alone is neither complete nor a reduction),
+    so the rules first merge the init back (merge_reduction) and then tile the matmul."""
+    mod = tilelang.parse_file(SAMPLES / "matmul_two_blocks.tir")
+    lib = tilelang.build(mod, target=TARGET)
+    assert lib.backend_module.compile_log == ""
+    assert "sch.merge_reduction(init=b0, update=b1)" in str(lib.trace)
+    assert "__shared__ float A_shared" in lib.get_source()  # the §6 tiling
+    ((_, stores, loads),) = ptxas_report(lib).values()
+    assert (stores, loads) == (0, 0)
+    sch = default_gpu_schedule(mod, TARGET)
+    rng = np.random.default_rng(0)
+    a, b = rng.random((128, 128), "float32"), rng.random((128, 128), "float32")
+    c = np.full((128, 128), np.nan, "float32")
+    tilelang.build(sch.mod, "c", auto_schedule=False)["matmul"](a, b, c)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
 
 
 def test_symbolic_shapes_with_a_unit_loop_compute_on_the_c_backend():

@@ -1,10 +1,11 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` that restructure a reduction
-or a block's iteration: decompose_reduction (rewrite in :mod:`.reduction`), rfactor
-(:mod:`.rfactor`), blockize (:mod:`.blockize`)."""
+or a block's iteration: decompose_reduction (rewrite in :mod:`.reduction`),
+merge_reduction (:mod:`.merge_reduction`), rfactor (:mod:`.rfactor`), blockize
+(:mod:`.blockize`)."""
 
 from __future__ import annotations
 
-from tilelang.schedule import blockize, reduction, rfactor
+from tilelang.schedule import blockize, merge_reduction, reduction, rfactor
 from tilelang.schedule.state import BlockRV
 
 
@@ -94,6 +95,57 @@ class ReductionPrimitives:
             renames={name: update_name},
         )
         return rv
+
+    def merge_reduction(self, init, update) -> None:
+        """Folds the init block ``init`` into the update block right after it as its
+        ``T.init()`` (the inverse of :meth:`decompose_reduction`; a tilelang primitive,
+        not one of TVM's). The update becomes a reduction block again, so its loops can
+        be bound, parallelized or tiled; ``init`` is removed (its handle is dead).
+
+        The rewrite and its conditions: :mod:`tilelang.schedule.merge_reduction`.
+
+        Example
+        -------
+        Before (SEED §8)::
+
+            for i, j in T.grid(128, 128):
+                with T.block("init"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = T.float32(0)
+                for k in range(128):
+                    with T.block("update"):
+                        vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                        C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+        Schedule::
+
+            sch.merge_reduction(sch.get_block("init"), sch.get_block("update"))
+
+        After::
+
+            for i, j in T.grid(128, 128):
+                for k in range(128):
+                    with T.block("update"):
+                        vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                        with T.init():
+                            C[vi, vj] = T.float32(0)
+                        C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+        Raises
+        ------
+        ScheduleError
+            When the merge could change the result (see the module's conditions).
+        """
+        init, func_name, init_name = self._block_target(init, "merge_reduction")
+        update, update_func, update_name = self._block_target(update, "merge_reduction")
+        if update_func != func_name:
+            from tilelang.schedule.errors import schedule_error
+
+            raise schedule_error(
+                "merge_reduction", repr(update_name), "the blocks are in different functions"
+            )
+        func = merge_reduction.merge_reduction(self._mod[func_name], init_name, update_name)
+        self._apply("merge_reduction", [("init", init), ("update", update)], func_name, func)
 
     def rfactor(self, loop, factor_axis: int) -> BlockRV:
         """Factors the reduction under ``loop`` into partial results over a new spatial axis.

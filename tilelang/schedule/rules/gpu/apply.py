@@ -1,6 +1,7 @@
 """The GPU driver: which rule schedules each block, and the fallbacks.
 
-Per unscheduled function: elementwise intermediates are inlined
+Per unscheduled function: init blocks written apart from their updates are merged
+back (:func:`merge_init_blocks`), elementwise intermediates are inlined
 (:func:`inline_producers`); then every block, from the last back, gets the first plan
 that applies: tensor cores for half-precision matmuls (:mod:`.tensor_core`), the §6
 matmul tiling (:mod:`.matmul`), a cross-thread reduction (:mod:`.reduction`), one
@@ -77,6 +78,26 @@ def inline_producers(sch, func_name, infos, outputs) -> None:
             continue
 
 
+def merge_init_blocks(sch, func_name: str) -> Schedule:
+    """Every init block written apart from its update (SEED §8's two blocks) folded back
+    into the update as its ``T.init()`` (:meth:`Schedule.merge_reduction`): the update
+    alone is neither complete nor a reduction, and no loop over it could be bound. A
+    pair the primitive refuses stays as written. Returns the schedule to go on with."""
+    from tilelang.schedule.state import Tree
+
+    order = Tree(sch.mod[func_name]).order
+    for previous, realize in zip(order, order[1:]):
+        block = realize.block
+        reduces = any(iv.iter_type == S.IterVar.CommReduce for iv in block.iter_vars)
+        if block.init is None and reduces:
+            sch, _ = _attempt(sch, _merge, previous.block.name_hint, block.name_hint, func_name)
+    return sch
+
+
+def _merge(sch, init: str, update: str, func_name: str) -> None:
+    sch.merge_reduction(sch.get_block(init, func_name), sch.get_block(update, func_name))
+
+
 def _on_block(sch, plan, name: str, func_name: str) -> None:
     plan(sch, sch.get_block(name, func_name))
 
@@ -86,12 +107,13 @@ def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
     on with. A function the rules cannot bind completely (loops without blocks, a
     block with no spatial loop) is left exactly as written: the CUDA backend then
     names the loop that would run on the host."""
+    before = sch
+    sch = merge_init_blocks(sch, func_name)
     func = sch.mod[func_name]
     outputs = {func.buffer_map[p] for p in func.params if p in func.buffer_map}
     infos = leaf_blocks(func)
     if infos is None:
-        return sch
-    before = sch
+        return before
     sch, _ = _attempt(sch, inline_producers, func_name, infos, outputs)
     infos = leaf_blocks(sch.mod[func_name]) or []
     for info in reversed(infos):
