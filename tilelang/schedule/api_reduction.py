@@ -100,41 +100,70 @@ class ReductionPrimitives:
         """Folds the init block ``init`` into the update block right after it as its
         ``T.init()`` (the inverse of :meth:`decompose_reduction`; a tilelang primitive,
         not one of TVM's). The update becomes a reduction block again, so its loops can
-        be bound, parallelized or tiled; ``init`` is removed (its handle is dead).
+        be bound, parallelized or tiled (SEED §8 writes a matmul as two such blocks);
+        ``init`` is removed and its handle is no longer valid.
 
-        The rewrite and its conditions: :mod:`tilelang.schedule.merge_reduction`.
+        Parameters
+        ----------
+        init : BlockRV or str
+            A block of spatial iterators storing one value, right before the loop nest
+            of ``update`` in the same sequence.
+        update : BlockRV or str
+            A block with reduction iterators and no ``T.init()``, accumulating into the
+            element ``init`` writes.
 
-        Example
+        Returns
         -------
-        Before (SEED §8)::
-
-            for i, j in T.grid(128, 128):
-                with T.block("init"):
-                    vi, vj = T.axis.remap("SS", [i, j])
-                    C[vi, vj] = T.float32(0)
-                for k in range(128):
-                    with T.block("update"):
-                        vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                        C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
-
-        Schedule::
-
-            sch.merge_reduction(sch.get_block("init"), sch.get_block("update"))
-
-        After::
-
-            for i, j in T.grid(128, 128):
-                for k in range(128):
-                    with T.block("update"):
-                        vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                        with T.init():
-                            C[vi, vj] = T.float32(0)
-                        C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+        None
+            The update block's handle stays valid.
 
         Raises
         ------
         ScheduleError
-            When the merge could change the result (see the module's conditions).
+            When the merge could change the result: something runs between the blocks,
+            the init writes another element or reads the accumulator, a block has a
+            predicate, or a loop of the update's nest does not move its reduction
+            iterators from their minimum (the conditions of
+            :mod:`tilelang.schedule.merge_reduction`).
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i in range(4):
+                    with T.block("init"):
+                        vi = T.axis.remap("S", [i])
+                        T.reads()
+                        T.writes(B[vi])
+                        B[vi] = T.float32(0)
+                    for k in range(8):
+                        with T.block("update"):
+                            vi, vk = T.axis.remap("SR", [i, k])
+                            T.reads(B[vi], A[vi, vk])
+                            T.writes(B[vi])
+                            B[vi] = B[vi] + A[vi, vk]
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            sch.merge_reduction(sch.get_block("init"), sch.get_block("update"))
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i, k in T.grid(4, 8):
+                    with T.block("update"):
+                        vi, vk = T.axis.remap("SR", [i, k])
+                        T.reads(B[vi], A[vi, vk])
+                        T.writes(B[vi])
+                        with T.init():
+                            B[vi] = T.float32(0)
+                        B[vi] = B[vi] + A[vi, vk]
         """
         init, func_name, init_name = self._block_target(init, "merge_reduction")
         update, update_func, update_name = self._block_target(update, "merge_reduction")
