@@ -35,15 +35,17 @@ def _private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path / "cache"))
 
 
-def hgemm(m, n, k, out="float32", cast=True):
-    """``C = A @ B`` over float16 operands, accumulated in ``out``."""
-    a, b = ("A[vi, vk]", "B[vk, vj]")
+def hgemm(m, n, k, out="float32", cast=True, b_trans=False):
+    """``C = A @ B`` over float16 operands, accumulated in ``out`` (``A @ B.T`` with
+    ``b_trans``: B is ``n x k``)."""
+    a, b = ("A[vi, vk]", "B[vj, vk]" if b_trans else "B[vk, vj]")
+    b_shape = f"({n}, {k})" if b_trans else f"({k}, {n})"
     if cast and out != "float16":
         a, b = f'T.Cast("{out}", {a})', f'T.Cast("{out}", {b})'
     zero = "T.float32(0)" if out == "float32" else f'T.Cast("{out}", T.float32(0))'
     return tilelang.parse(f"""
 @T.prim_func
-def hgemm(A: T.Buffer(({m}, {k}), "float16"), B: T.Buffer(({k}, {n}), "float16"),
+def hgemm(A: T.Buffer(({m}, {k}), "float16"), B: T.Buffer({b_shape}, "float16"),
           C: T.Buffer(({m}, {n}), "{out}")):
     T.func_attr({{"global_symbol": "hgemm", "tir.noalias": True}})
     for i, j, k in T.grid({m}, {n}, {k}):
@@ -103,15 +105,16 @@ def tensorize_by_hand(mod, warps=(2, 2), frags=(2, 2), k_frags=2):
     return sch
 
 
-def operands(m, n, k, seed=0):
+def operands(m, n, k, seed=0, b_trans=False):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((m, k)).astype("float16")
-    b = rng.standard_normal((k, n)).astype("float16")
-    return a, b, a.astype("float32") @ b.astype("float32")
+    b = rng.standard_normal((n, k) if b_trans else (k, n)).astype("float16")
+    bt = b.T if b_trans else b
+    return a, b, a.astype("float32") @ bt.astype("float32")
 
 
-def run_reference(mod, m, n, k, out="float32"):
-    a, b, want = operands(m, n, k)
+def run_reference(mod, m, n, k, out="float32", b_trans=False):
+    a, b, want = operands(m, n, k, b_trans=b_trans)
     c = np.full((m, n), np.nan, out)
     tilelang.build(mod, target="python", auto_schedule=False)["hgemm"](a, b, c)
     return c, want
@@ -246,6 +249,26 @@ def test_default_rules_tensorize_half_matmuls(shape):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
 
 
+@needs_nvcc
+def test_a_transposed_b_loads_column_major_fragments():
+    """``A @ B.T`` (a linear layer): B's tiles are loaded into col_major fragments and
+    multiplied by the _trans mma intrinsic."""
+    mod = hgemm(128, 64, 64, b_trans=True)
+    sch = default_gpu_schedule(mod, TARGET)
+    trace = str(sch.trace)
+    assert "wmma_load_16x16x16_f16_b_trans_shared" in trace
+    assert "wmma_sync_16x16x16_f16f16f32_trans" in trace
+    got, want = run_reference(sch.mod, 128, 64, 64, b_trans=True)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    lib = tilelang.build(mod, TARGET)
+    source = lib.get_source()
+    assert "nvcuda::wmma::col_major> B_shared_wmma_matrix_b[" in source
+    report, ptx = ptxas(source)
+    assert "wmma.load.b.sync.aligned.col.m16n16k16.shared.f16" in ptx
+    assert "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32" in ptx
+    assert [spills for _, *spills in report.values()] == [[0, 0]]
+
+
 def test_default_rules_keep_simt_tiling_where_tensor_cores_do_not_apply():
     cases = [
         (hgemm(64, 64, 64), "cuda -arch=sm_61"),  # no tensor cores
@@ -302,9 +325,17 @@ def test_the_cuda_space_samples_tensor_core_tilings():
 
 @pytest.mark.gpu
 def test_tensor_core_matmul_on_the_gpu():
-    for mod in (tensorize_by_hand(hgemm(1024, 1024, 1024)).mod, hgemm(1024, 1024, 1024)):
+    cases = [
+        (tensorize_by_hand(hgemm(1024, 1024, 1024)).mod, False),
+        (hgemm(1024, 1024, 1024), False),
+        (hgemm(512, 256, 128, b_trans=True), True),
+    ]
+    for mod, b_trans in cases:
         lib = tilelang.build(mod, "cuda")
-        a, b, want = operands(1024, 1024, 1024)
-        c = np.full((1024, 1024), np.nan, "float32")
+        m, n = mod["hgemm"].buffer_map[mod["hgemm"].params[2]].shape
+        k = mod["hgemm"].buffer_map[mod["hgemm"].params[0]].shape[1]
+        m, n, k = (x.value for x in (m, n, k))
+        a, b, want = operands(m, n, k, b_trans=b_trans)
+        c = np.full((m, n), np.nan, "float32")
         lib["hgemm"](a, b, c)
         np.testing.assert_allclose(c, want, rtol=1e-3, atol=1e-2)

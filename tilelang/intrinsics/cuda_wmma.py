@@ -14,8 +14,10 @@ The intrinsics, each registered for ``Schedule.tensorize`` under TVM's names:
 - ``wmma_fill_{m}x{n}x{k}_{f32|f16}``: ``C[i, j] = 0`` (``T.tvm_fill_fragment``);
 - ``wmma_load_{m}x{n}x{k}_f16_{a|b}_{scope}``: a row-major tile of a ``shared`` (or
   ``global``) buffer into a ``matrix_a``/``matrix_b`` fragment (``T.tvm_load_matrix_sync``);
-- ``wmma_sync_{m}x{n}x{k}_f16f16{f32|f16}``: ``C[i, j] += A[i, k] * B[k, j]`` with the
-  products and sums in the accumulator's type (``T.tvm_mma_sync``);
+  ``..._b_trans_{scope}``: an ``n x k`` tile of ``B[j, k]``, loaded column-major;
+- ``wmma_sync_{m}x{n}x{k}_f16f16{f32|f16}[_trans]``: ``C[i, j] += A[i, k] * B[k, j]``
+  (``B[j, k]`` with ``_trans``) with the products and sums in the accumulator's type
+  (``T.tvm_mma_sync``);
 - ``wmma_store_{m}x{n}x{k}_{f32|f16}_{scope}``: the accumulator into a row-major tile of
   a ``global`` or ``shared`` buffer (``T.tvm_store_matrix_sync``).
 
@@ -107,15 +109,25 @@ def wmma_fill(m: int = 16, n: int = 16, k: int = 16, dtype: str = "float32") -> 
 
 
 def wmma_load(
-    m: int = 16, n: int = 16, k: int = 16, operand: str = "a", scope: str = "shared"
+    m: int = 16,
+    n: int = 16,
+    k: int = 16,
+    operand: str = "a",
+    scope: str = "shared",
+    trans: bool = False,
 ) -> str:
     """The name of the intrinsic that loads a row-major tile of a ``scope`` buffer into
-    a ``matrix_a`` (``m x k``) or ``matrix_b`` (``k x n``) fragment of half values."""
+    a ``matrix_a`` (``m x k``) or ``matrix_b`` (``k x n``) fragment of half values.
+    With ``trans`` (operand ``b`` only) the tile is ``n x k``, B stored transposed as
+    ``B[j, k]`` (a linear layer's weight): the fragment is loaded column-major."""
     _check(m, n, k)
-    if operand not in ("a", "b") or scope not in SCOPES:
-        raise ValueError(f"wmma_load: operand is 'a' or 'b' and scope one of {SCOPES}")
-    rows, cols = (m, k) if operand == "a" else (k, n)
-    name = f"wmma_load_{m}x{n}x{k}_f16_{operand}_{scope}"
+    if operand not in ("a", "b") or scope not in SCOPES or (trans and operand != "b"):
+        raise ValueError(
+            f"wmma_load: operand is 'a' or 'b' (trans: 'b' only) and scope one of {SCOPES}"
+        )
+    rows, cols = (m, k) if operand == "a" else ((n, k) if trans else (k, n))
+    layout = "col_major" if trans else "row_major"
+    name = f"wmma_load_{m}x{n}x{k}_f16_{operand}{'_trans' if trans else ''}_{scope}"
     frag_scope = f"wmma.matrix_{operand}"
     shape = (rows, cols)
     reads, writes = _whole("A", rows, cols), _whole("F", rows, cols)
@@ -131,44 +143,49 @@ def wmma_load(
          _buffer("F", "f", shape, "float16", frag_scope, "ldf", "of")],
         reads, writes,
         f"        T.evaluate(T.tvm_load_matrix_sync(F.data, {m}, {n}, {k}, {index}, "
-        f'A.access_ptr("r"), lda, "row_major"))\n',
+        f'A.access_ptr("r"), lda, "{layout}"))\n',
         declared=("lda", "ldf", "of"),
     )  # fmt: skip
     return register_text(name, desc, impl)
 
 
-def wmma_sync(m: int = 16, n: int = 16, k: int = 16, out_dtype: str = "float32") -> str:
+def wmma_sync(
+    m: int = 16, n: int = 16, k: int = 16, out_dtype: str = "float32", trans: bool = False
+) -> str:
     """The name of the intrinsic ``C[i, j] += A[i, k] * B[k, j]`` on fragments (half
-    inputs, products and sums in ``out_dtype``)."""
+    inputs, products and sums in ``out_dtype``); with ``trans``, ``B[j, k]`` (the
+    ``matrix_b`` fragments of ``wmma_load(..., trans=True)``)."""
     _check(m, n, k)
-    name = f"wmma_sync_{m}x{n}x{k}_f16f16{OUT_DTYPES[out_dtype]}"
+    name = f"wmma_sync_{m}x{n}x{k}_f16f16{OUT_DTYPES[out_dtype]}{'_trans' if trans else ''}"
+    b_shape = (n, k) if trans else (k, n)
+    b_index = "B[vj, vk]" if trans else "B[vk, vj]"
 
     def cast(x):
         return x if out_dtype == "float16" else f'T.Cast("{out_dtype}", {x})'
 
     buffers = [
         _buffer("A", "a", (m, k), "float16", "wmma.matrix_a", "lda", "oa"),
-        _buffer("B", "b", (k, n), "float16", "wmma.matrix_b", "ldb", "ob"),
+        _buffer("B", "b", b_shape, "float16", "wmma.matrix_b", "ldb", "ob"),
         _buffer("C", "c", (m, n), out_dtype, "wmma.accumulator", "ldc", "oc"),
     ]
     plain = [_buffer(*args) for args in (
         ("A", "a", (m, k), "float16", "wmma.matrix_a"),
-        ("B", "b", (k, n), "float16", "wmma.matrix_b"),
+        ("B", "b", b_shape, "float16", "wmma.matrix_b"),
         ("C", "c", (m, n), out_dtype, "wmma.accumulator"),
     )]  # fmt: skip
-    reads = f"{_whole('C', m, n)}, {_whole('A', m, k)}, {_whole('B', k, n)}"
+    reads = f"{_whole('C', m, n)}, {_whole('A', m, k)}, {_whole('B', *b_shape)}"
     update = (
         f"        for i, j, kk in T.grid({m}, {n}, {k}):\n"
         '            with T.block("update"):\n'
         '                vi, vj, vk = T.axis.remap("SSR", [i, j, kk])\n'
-        "                T.reads(C[vi, vj], A[vi, vk], B[vk, vj])\n"
+        f"                T.reads(C[vi, vj], A[vi, vk], {b_index})\n"
         "                T.writes(C[vi, vj])\n"
-        f"                C[vi, vj] = C[vi, vj] + {cast('A[vi, vk]')} * {cast('B[vk, vj]')}\n"
+        f"                C[vi, vj] = C[vi, vj] + {cast('A[vi, vk]')} * {cast(b_index)}\n"
     )
     desc = _func("wmma_sync_desc", ["a", "b", "c"], plain, reads, _whole("C", m, n), update)
     ic = fragment_index("oc", "ldc", m, n)
     ia = fragment_index("oa", "lda", m, k)
-    ib = fragment_index("ob", "ldb", k, n)
+    ib = fragment_index("ob", "ldb", *b_shape)
     impl = _func(
         "wmma_sync_impl", ["a", "b", "c"], buffers, reads, _whole("C", m, n),
         f"        T.evaluate(T.tvm_mma_sync(C.data, {ic}, A.data, {ia}, B.data, {ib}, "
@@ -212,10 +229,13 @@ WMMA_LOAD_16x16x16_F16_B = wmma_load(16, 16, 16, "b", "shared")
 WMMA_SYNC_16x16x16_F16F16F32 = wmma_sync(16, 16, 16, "float32")
 WMMA_STORE_16x16x16_F32_GLOBAL = wmma_store(16, 16, 16, "float32", "global")
 WMMA_STORE_16x16x16_F32_SHARED = wmma_store(16, 16, 16, "float32", "shared")
+WMMA_LOAD_16x16x16_F16_B_TRANS = wmma_load(16, 16, 16, "b", "shared", trans=True)
+WMMA_SYNC_16x16x16_F16F16F32_TRANS = wmma_sync(16, 16, 16, "float32", trans=True)
 
 __all__ = [
     "wmma_fill", "wmma_load", "wmma_sync", "wmma_store", "fragment_index",
     "WMMA_FILL_16x16x16_F32", "WMMA_LOAD_16x16x16_F16_A", "WMMA_LOAD_16x16x16_F16_B",
     "WMMA_SYNC_16x16x16_F16F16F32", "WMMA_STORE_16x16x16_F32_GLOBAL",
-    "WMMA_STORE_16x16x16_F32_SHARED",
+    "WMMA_STORE_16x16x16_F32_SHARED", "WMMA_LOAD_16x16x16_F16_B_TRANS",
+    "WMMA_SYNC_16x16x16_F16F16F32_TRANS",
 ]  # fmt: skip

@@ -1,8 +1,9 @@
 """Half-precision matmuls on tensor cores: the WMMA schedule of a matmul-like block.
 
 A block ``C[i, j] += float32(A[i, k]) * float32(B[k, j])`` over ``float16`` operands
-(or the same in ``float16`` throughout), both row-major, is tiled for the WMMA
-intrinsics of :mod:`tilelang.intrinsics.cuda_wmma`::
+(or the same in ``float16`` throughout), A and C row-major, B row-major or transposed
+(``B[j, k]``, loaded into column-major fragments), is tiled for the WMMA intrinsics
+of :mod:`tilelang.intrinsics.cuda_wmma`::
 
     blockIdx.y, blockIdx.x     a (16 wm fm) x (16 wn fn) tile of C per thread block
       threadIdx.y              wm x wn warps, each (16 fm) x (16 fn) of the tile
@@ -56,6 +57,7 @@ class WmmaPlan:
     out_dtype: str
     a_name: str
     b_name: str
+    b_trans: bool = False  # B read as B[j, k] (a linear layer's weight)
 
     @property
     def threads(self) -> int:
@@ -83,8 +85,12 @@ def wmma_plans(info, limits) -> list:
         return []
     if out not in OUT_DTYPES:
         return []
-    # row-major operands and output: unit steps along k (A), j (B and C)
-    if a.strides.get(id(k.var)) != 1 or b.strides.get(id(j.var)) != 1:
+    # row-major A and C (unit steps along k and j); B row-major (along j) or
+    # transposed, B[j, k] (along k)
+    if a.strides.get(id(k.var)) != 1:
+        return []
+    b_trans = b.strides.get(id(j.var)) != 1
+    if b_trans and b.strides.get(id(k.var)) != 1:
         return []
     if info.write.strides.get(id(j.var)) != 1:
         return []
@@ -101,7 +107,7 @@ def wmma_plans(info, limits) -> list:
             if ek % (FRAG * k_frags) == 0 and shared <= limits.max_shared_memory_per_block:
                 plans.append(WmmaPlan(
                     info.loop_of(i), info.loop_of(j), info.loop_of(k), warps, frags,
-                    k_frags, out, a.buffer.name, b.buffer.name,
+                    k_frags, out, a.buffer.name, b.buffer.name, b_trans,
                 ))  # fmt: skip
     return plans
 
@@ -138,9 +144,10 @@ def apply_wmma(sch, block, plan: WmmaPlan) -> None:
     """The schedule of the module docstring."""
     out = plan.out_dtype
     fill = cuda_wmma.wmma_fill(FRAG, FRAG, FRAG, out)
-    sync = cuda_wmma.wmma_sync(FRAG, FRAG, FRAG, out)
+    sync = cuda_wmma.wmma_sync(FRAG, FRAG, FRAG, out, trans=plan.b_trans)
     store = cuda_wmma.wmma_store(FRAG, FRAG, FRAG, out, "global")
-    loads = (cuda_wmma.wmma_load(operand="a"), cuda_wmma.wmma_load(operand="b"))
+    loads = (cuda_wmma.wmma_load(operand="a"),
+             cuda_wmma.wmma_load(operand="b", trans=plan.b_trans))  # fmt: skip
     loops = sch.get_loops(block)
     i, ii = sch.split(loops[plan.i], [None, FRAG])
     j, ji = sch.split(loops[plan.j], [None, FRAG])
