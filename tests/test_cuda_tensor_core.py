@@ -250,6 +250,20 @@ def test_default_rules_tensorize_half_matmuls(shape):
 
 
 @needs_nvcc
+def test_half_accumulation_uses_half_fragments():
+    mod = hgemm(64, 64, 32, out="float16")
+    sch = default_gpu_schedule(mod, TARGET)
+    for name in ("wmma_fill_16x16x16_f16", "wmma_sync_16x16x16_f16f16f16",
+                 "wmma_store_16x16x16_f16_global"):  # fmt: skip
+        assert name in str(sch.trace)
+    got, want = run_reference(sch.mod, 64, 64, 32, out="float16")
+    np.testing.assert_allclose(got.astype("float32"), want, rtol=1e-2, atol=5e-2)
+    report, ptx = ptxas(tilelang.build(mod, TARGET).get_source())
+    assert "wmma.mma.sync.aligned.row.row.m16n16k16.f16.f16" in ptx
+    assert [spills for _, *spills in report.values()] == [[0, 0]]
+
+
+@needs_nvcc
 def test_a_transposed_b_loads_column_major_fragments():
     """``A @ B.T`` (a linear layer): B's tiles are loaded into col_major fragments and
     multiplied by the _trans mma intrinsic."""
