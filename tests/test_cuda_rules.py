@@ -109,6 +109,21 @@ def test_unscheduled_samples_build(sample):
     assert lib.backend_module.compile_log == "" and lib.trace.insts
 
 
+def test_mm_relu_epilogue_is_fused_into_the_matmul_kernel():
+    """The relu is inlined into the register tile's write-back: one kernel, and the
+    intermediate Y never reaches global memory."""
+    workload = W.matmul(256, 256, 256, relu=True)
+    lib = tilelang.build(tilelang.parse(workload.tir), target=TARGET)
+    (kernel,) = kernels_of(lib)
+    source = lib.get_source()
+    assert "reverse_compute_inline" in str(lib.trace)
+    assert "fmaxf(Y_local[" in source and "Y[" not in source
+    ((_, stores, loads),) = ptxas_report(lib).values()
+    assert (stores, loads) == (0, 0)
+    got, want = run_on_c(default_gpu_schedule(tilelang.parse(workload.tir), TARGET).mod, workload)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 def test_separate_init_and_update_blocks_are_merged_and_tiled():
     """SEED §8's matmul writes init and update as two blocks: binding their shared
     loops is refused as in TVM (the update alone is neither complete nor a reduction),

@@ -4,7 +4,8 @@ Per unscheduled function: init blocks written apart from their updates are merge
 back (:func:`merge_init_blocks`), elementwise intermediates are inlined
 (:func:`inline_producers`); then every block, from the last back, gets the first plan
 that applies: tensor cores for half-precision matmuls (:mod:`.tensor_core`), the §6
-matmul tiling (:mod:`.matmul`), a cross-thread reduction (:mod:`.reduction`), one
+matmul tiling (:mod:`.matmul`; an elementwise consumer of an intermediate matmul, such
+as mm_relu's relu, is inlined into its write-back, :func:`epilogues`), a cross-thread reduction (:mod:`.reduction`), one
 thread per output (:mod:`.spatial`, vectorised, then without vectors). Each plan runs
 on a copy of the schedule and is dropped when a primitive refuses, so the result
 computes what the input computes. Every block ends up under ``blockIdx``/``threadIdx``
@@ -20,12 +21,14 @@ from tilelang.ir.function import PrimFunc
 from tilelang.ir.functor import StmtExprVisitor
 from tilelang.schedule.rules.analysis import leaf_blocks
 from tilelang.schedule.rules.apply import _attempt
+from tilelang.schedule.rules.fusion import consumers_of
 from tilelang.schedule.rules.gpu.limits import gpu_limits
 from tilelang.schedule.rules.gpu.matmul import apply_matmul, plan_matmul
 from tilelang.schedule.rules.gpu.reduction import cross_thread_reduction, wants_cross_thread
 from tilelang.schedule.rules.gpu.spatial import bind_threads
 from tilelang.schedule.rules.gpu.tensor_core import apply_wmma, plan_wmma
 from tilelang.schedule.schedule import Schedule
+from tilelang.schedule.state import Tree
 
 
 class _ThreadBound(StmtExprVisitor):
@@ -49,18 +52,41 @@ def is_gpu_scheduled(func: PrimFunc) -> bool:
     return visitor.found
 
 
-def _plans(info, limits):
-    """The plans for one block, best first."""
+def _plans(info, limits, epilogue=None):
+    """The plans for one block, best first; ``(name, func_name)`` of an ``epilogue``
+    block to fuse into a matmul's write-back when the matmul plans apply."""
     wmma = plan_wmma(info, limits)
     if wmma is not None:
         yield lambda s, b: apply_wmma(s, b, wmma)
     plan = plan_matmul(info, limits)
+    if plan is not None and epilogue is not None:
+        yield lambda s, b: _fused_matmul(s, b, info, plan, *epilogue)
     if plan is not None:
         yield lambda s, b: apply_matmul(s, b, info, plan)
     if wants_cross_thread(info, limits):
         yield lambda s, b: cross_thread_reduction(s, b, info, limits)
     yield lambda s, b: bind_threads(s, b, info, limits, vector=True)
     yield lambda s, b: bind_threads(s, b, info, limits, vector=False)
+
+
+def _fused_matmul(sch, block, info, plan, epilogue: str, func_name: str) -> None:
+    """The §6 tiling with the elementwise ``epilogue`` (mm_relu's relu) inlined into
+    the register tile's write-back: one kernel, no intermediate in global memory."""
+    apply_matmul(sch, block, info, plan)
+    sch.reverse_compute_inline(sch.get_block(epilogue, func_name))
+
+
+def epilogues(infos, outputs) -> dict:
+    """``{matmul-like block: its elementwise consumer}`` for intermediates read by
+    exactly one elementwise block (the relu of mm_relu), to fuse after tiling."""
+    found = {}
+    for index, info in enumerate(infos):
+        if info.write is None or info.write.buffer in outputs or not info.is_reduction:
+            continue
+        readers = consumers_of(infos, index)
+        if len(readers) == 1 and not readers[0].is_reduction and readers[0].write is not None:
+            found[info.name] = readers[0].name
+    return found
 
 
 def inline_producers(sch, func_name, infos, outputs) -> None:
@@ -83,8 +109,6 @@ def merge_init_blocks(sch, func_name: str) -> Schedule:
     into the update as its ``T.init()`` (:meth:`Schedule.merge_reduction`): the update
     alone is neither complete nor a reduction, and no loop over it could be bound. A
     pair the primitive refuses stays as written. Returns the schedule to go on with."""
-    from tilelang.schedule.state import Tree
-
     order = Tree(sch.mod[func_name]).order
     for previous, realize in zip(order, order[1:]):
         block = realize.block
@@ -116,8 +140,15 @@ def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
         return before
     sch, _ = _attempt(sch, inline_producers, func_name, infos, outputs)
     infos = leaf_blocks(sch.mod[func_name]) or []
-    for info in reversed(infos):
-        for plan in _plans(info, limits):
+    fused = epilogues(infos, outputs)
+    deferred = set(fused.values())  # scheduled with their producer, or after it
+    for info in [i for i in reversed(infos) if i.name not in deferred] + [
+        i for i in reversed(infos) if i.name in deferred
+    ]:
+        if info.name not in Tree(sch.mod[func_name]).realizes:
+            continue  # an epilogue fused into its producer's kernel
+        epilogue = (fused[info.name], func_name) if info.name in fused else None
+        for plan in _plans(info, limits, epilogue):
             sch, ok = _attempt(sch, _on_block, plan, info.name, func_name)
             if ok:
                 break
