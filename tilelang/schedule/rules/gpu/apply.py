@@ -5,12 +5,13 @@ back (:func:`merge_init_blocks`), elementwise intermediates are inlined
 (:func:`inline_producers`); then every block, from the last back, gets the first plan
 that applies: tensor cores for half-precision matmuls (:mod:`.tensor_core`), the §6
 matmul tiling (:mod:`.matmul`; an elementwise consumer of an intermediate matmul, such
-as mm_relu's relu, is inlined into its write-back, :func:`epilogues`), a cross-thread reduction (:mod:`.reduction`), one
-thread per output (:mod:`.spatial`, vectorised, then without vectors). Each plan runs
-on a copy of the schedule and is dropped when a primitive refuses, so the result
-computes what the input computes. Every block ends up under ``blockIdx``/``threadIdx``
-loops, as the CUDA backend requires; a function with a block no plan can bind is left
-as written (the backend's error then names the unbound loop).
+as mm_relu's relu, is inlined into its write-back, :func:`epilogues`), a cross-thread
+reduction (:mod:`.reduction`), one thread per output (:mod:`.spatial`, vectorised,
+then without vectors). Each plan runs on a copy of the schedule and is dropped when a
+primitive refuses, so the result computes what the input computes. Every block ends
+up under ``blockIdx``/``threadIdx`` loops, as the CUDA backend requires; a function
+with a block no plan can bind is left as written (the backend's error then names the
+unbound loop).
 """
 
 from __future__ import annotations
