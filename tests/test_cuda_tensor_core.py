@@ -159,6 +159,22 @@ def test_the_wmma_intrinsics_are_registered_under_tvms_names():
         W.wmma_sync(16, 16, 8)
 
 
+def test_tensorize_by_name_needs_no_import_of_the_library():
+    """As TVM's tensor_intrin: a name not registered yet loads the library first."""
+    import subprocess
+    import sys
+
+    code = (
+        "import tilelang\n"
+        "from tilelang.schedule.tensor_intrin import registered_names, TensorIntrin\n"
+        "assert 'wmma_sync_16x16x16_f16f16f32' not in registered_names()\n"
+        "print(TensorIntrin.get('wmma_sync_16x16x16_f16f16f32').name)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "wmma_sync_16x16x16_f16f16f32"
+
+
 def test_tensorize_refuses_a_block_that_is_not_the_intrinsic():
     """A float16 accumulation does not match the float32 mma intrinsic."""
     sch = tir.Schedule(hgemm(32, 32, 32, out="float16"))
