@@ -320,7 +320,7 @@ def test_default_half_matmul_builds_with_tensor_cores():
     assert "__shared__ __align__(16) half A_shared[5112];" in source  # rows padded to 40
     report, ptx = ptxas(source)
     assert "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32" in ptx
-    assert "ld.global.nc.v4.u32" in ptx  # 8 halves per thread and move
+    assert "cp.async.cg.shared.global" in ptx  # 8 halves per copy, straight to shared
     ((registers, stores, loads),) = report.values()
     assert (stores, loads) == (0, 0) and registers * kernel.threads <= REGISTERS_PER_SM
 

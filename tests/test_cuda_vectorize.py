@@ -51,17 +51,19 @@ def vectorized(mod, lanes=4, threads=128):
     return sch.mod
 
 
-def source_and_ptx(mod):
+def source_and_ptx(mod, target=TARGET):
     from tilelang.backends.cuda import compile_cuda, nvcc_flags
 
     from tilelang.target import Target
 
-    lib = tilelang.build(mod, TARGET, auto_schedule=False)
+    lib = tilelang.build(mod, target, auto_schedule=False)
     assert lib.backend_module.compile_log == ""
     source = lib.get_source()
-    ptx = compile_cuda(source, nvcc_flags(Target(TARGET)), "ptx").data.decode()
-    # memory instructions without their element type (nvcc moves copies as .u32)
-    return lib, source, {op.rsplit(".", 1)[0] for op in re.findall(r"(?:ld|st)\.[\w.]+", ptx)}
+    ptx = compile_cuda(source, nvcc_flags(Target(target)), "ptx").data.decode()
+    # memory instructions without their element type (nvcc moves copies as .u32), and
+    # the asynchronous copies
+    ops = {op.rsplit(".", 1)[0] for op in re.findall(r"(?:ld|st)\.[\w.]+", ptx)}
+    return lib, source, ops | set(re.findall(r"cp\.async[\w.]*", ptx))
 
 
 def test_a_copy_is_one_float4_move():
@@ -113,8 +115,7 @@ def main(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
     assert "st.global.v4" not in ops
 
 
-def test_shared_memory_moved_as_vectors_is_aligned():
-    mod = tilelang.parse("""
+SHARED = """
 @T.prim_func
 def main(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32")):
     for i0 in T.thread_binding(2, thread="blockIdx.x"):
@@ -129,11 +130,15 @@ def main(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32")):
                     with T.block("out"):
                         vi = T.axis.spatial(512, i1 * 4 + v)
                         B[i0 * 512 + vi] = S[vi] + T.float32(1)
-""")
-    _, source, ops = source_and_ptx(mod)
+"""
+
+
+def test_shared_memory_moved_as_vectors_is_aligned():
+    mod = tilelang.parse(SHARED)
+    _, source, ops = source_and_ptx(mod, "cuda -arch=sm_75")  # no cp.async before sm_80
     assert "__shared__ __align__(16) float S[512];" in source
     assert "st.shared.v4" in ops and "ld.shared.v4" in ops
-    assert source.count("__syncthreads();") == 1
+    assert source.count("__syncthreads();") == 1 and "cp.async" not in source
     # the same IR on the C backend (thread loops in turn: each thread reads its own part)
     a = np.arange(1024, dtype="float32")
     b = np.zeros(1024, "float32")
@@ -158,6 +163,22 @@ def test_misaligned_device_arrays_are_refused(monkeypatch):
     assert len(launcher.launches) == 1
 
 
+def test_global_to_shared_copies_are_cp_async_on_sm80():
+    """The fill of S is one 16-byte cp.async per thread; the thread waits for its copies
+    before the barrier that precedes the reads, and before the kernel ends."""
+    _, source, ops = source_and_ptx(tilelang.parse(SHARED))
+    assert "tl_cp_async_16(S + (i1 * 4), A + ((i0 * 512) + (i1 * 4)));" in source
+    wait = 'asm volatile("cp.async.wait_all;\\n" ::: "memory");'
+    assert source.count(wait) == 2
+    assert source.index(wait) < source.index("__syncthreads();") < source.rindex(wait)
+    assert "cp.async.cg.shared.global" in ops and "cp.async.wait_all" in ops
+    assert "st.shared.v4" not in ops and "ld.shared.v4" in ops
+    got = np.zeros(1024, "float32")
+    a = np.arange(1024, dtype="float32")
+    tilelang.build(tilelang.parse(SHARED), "c", auto_schedule=False)["main"](a, got)
+    np.testing.assert_array_equal(got, a + 1)
+
+
 @pytest.mark.gpu
 def test_vectorised_kernels_on_the_gpu():
     a = np.random.default_rng(0).standard_normal(4096).astype("float32")
@@ -165,3 +186,7 @@ def test_vectorised_kernels_on_the_gpu():
     lib = tilelang.build(vectorized(elementwise("A[vi] * T.float32(2) + T.float32(1)")), "cuda")
     lib["main"](a, b)
     np.testing.assert_allclose(b, a * 2 + 1, rtol=1e-6)
+    lib = tilelang.build(tilelang.parse(SHARED), "cuda")  # cp.async on sm_80 and later
+    b = np.zeros(1024, "float32")
+    lib["main"](a[:1024].copy(), b)
+    np.testing.assert_allclose(b, a[:1024] + 1, rtol=1e-6)

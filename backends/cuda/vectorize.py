@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import attrs
 
+from tilelang.backends.cuda.async_copy import is_async_copy
+
 from tilelang.arith import linear_form, simplify
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
@@ -130,16 +132,21 @@ class VectorPrinter:
     def init_vectors(self) -> None:
         self.aligned: dict = {}  # id(data var) -> bytes its address must be a multiple of
         self.lane_loads: dict = {}  # id(BufferLoad) -> the text of its lane
+        self.async_kernel = False  # copies to shared print as cp.async (:mod:`.async_copy`)
+        self.async_sizes: set = set()  # the cp.async sizes used
 
-    def _pointer(self, access: Access, const: bool) -> str:
+    def _address(self, access: Access) -> str:
+        """The address of the access's first lane (its alignment recorded)."""
         data = access.buffer.data
         bytes_needed = access.buffer.dtype.bits * access.lanes // 8
         self.aligned[id(data)] = max(self.aligned.get(id(data), 1), bytes_needed)
-        qualifier = "const " if const else ""
-        start = f"{self.expr(data)} + {self.expr(access.base)}"
         if isinstance(access.base, E.IntImm) and access.base.value == 0:
-            start = self.expr(data)
-        return f"*({qualifier}{access.vector_type}*)({start})"
+            return self.expr(data)
+        return f"{self.expr(data)} + {self.expr(access.base)}"
+
+    def _pointer(self, access: Access, const: bool) -> str:
+        qualifier = "const " if const else ""
+        return f"*({qualifier}{access.vector_type}*)({self._address(access)})"
 
     def print_vector_loop(self, op: S.For) -> bool:
         """Prints ``op`` with vector accesses; False (nothing printed) when it does not
@@ -151,6 +158,11 @@ class VectorPrinter:
         value = op.body.value
         if isinstance(value, E.BufferLoad) and id(value) in loads:
             (_, access) = loads[id(value)]
+            if self.async_kernel and is_async_copy(store, access):  # global -> shared
+                size = store.buffer.dtype.bits * store.lanes // 8
+                self.async_sizes.add(size)
+                self.emit(f"tl_cp_async_{size}({self._address(store)}, {self._address(access)});")
+                return True
             if access.vector_type == store.vector_type:  # a copy: one vector move
                 self.emit(f"{self._pointer(store, False)} = {self._pointer(access, True)};")
                 return True
