@@ -30,7 +30,6 @@ allocates are aligned); :attr:`VectorPrinter.aligned` records what each buffer n
 from __future__ import annotations
 
 import attrs
-
 from tilelang.backends.cuda.async_copy import is_async_copy
 
 from tilelang.arith import linear_form, simplify
