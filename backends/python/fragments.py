@@ -14,6 +14,7 @@ warp's operation.
 from __future__ import annotations
 
 import numpy as np
+from tilelang.backends.python.support import ShiftedView
 
 from tilelang.analysis.fragments import FRAGMENT_ARGS, FRAGMENT_KINDS, LAYOUTS
 from tilelang.errors import BuildError
@@ -23,14 +24,21 @@ FRAGMENT_OPS = tuple(FRAGMENT_ARGS)
 
 
 def _tile(frag, rows, cols, index):
-    size = rows * cols
-    return frag[int(index) * size : (int(index) + 1) * size].reshape(rows, cols)
+    size, index = rows * cols, int(index)
+    if index < 0 or (index + 1) * size > frag.shape[0]:
+        raise IndexError(
+            f"fragment index {index} is outside a buffer of {frag.shape[0] // size} "
+            f"{rows}x{cols} tiles"
+        )
+    return frag[index * size : (index + 1) * size].reshape(rows, cols)
 
 
 def _memory(array, offset, rows, cols, stride, col_major):
     """The ``rows x cols`` tile of ``array`` from element ``offset``, rows (columns when
     ``col_major``) ``stride`` elements apart: a view, checked to lie inside ``array``."""
     offset, stride = int(offset), int(stride)
+    if isinstance(array, ShiftedView):  # a parameter with a constant elem_offset
+        array, offset = array.array, offset - array.offset
     outer, inner = (cols, rows) if col_major else (rows, cols)
     last = offset + (outer - 1) * stride + inner - 1
     if offset < 0 or stride < inner or last >= array.shape[0]:
