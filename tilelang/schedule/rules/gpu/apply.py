@@ -77,12 +77,15 @@ def _fused_matmul(sch, block, info, plan, epilogue: str, func_name: str) -> None
     sch.reverse_compute_inline(sch.get_block(epilogue, func_name))
 
 
-def epilogues(infos, outputs) -> dict:
+def epilogues(infos, outputs, limits) -> dict:
     """``{matmul-like block: its elementwise consumer}`` for intermediates read by
-    exactly one elementwise block (the relu of mm_relu), to fuse after tiling."""
+    exactly one elementwise block (the relu of mm_relu), to fuse after tiling. Other
+    blocks keep their order (last first)."""
     found = {}
     for index, info in enumerate(infos):
         if info.write is None or info.write.buffer in outputs or not info.is_reduction:
+            continue
+        if plan_matmul(info, limits) is None:
             continue
         readers = consumers_of(infos, index)
         if len(readers) == 1 and not readers[0].is_reduction and readers[0].write is not None:
@@ -141,7 +144,7 @@ def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
         return before
     sch, _ = _attempt(sch, inline_producers, func_name, infos, outputs)
     infos = leaf_blocks(sch.mod[func_name]) or []
-    fused = epilogues(infos, outputs)
+    fused = epilogues(infos, outputs, limits)
     deferred = set(fused.values())  # scheduled with their producer, or after it
     for info in [i for i in reversed(infos) if i.name not in deferred] + [
         i for i in reversed(infos) if i.name in deferred
