@@ -289,3 +289,14 @@ def test_default_schedule_on_the_gpu(name):
     out = np.zeros_like(args[-1])
     lib[workload.name](*args[:-1], out)
     np.testing.assert_allclose(out, workload.reference(*args[:-1]), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.gpu
+def test_two_block_matmul_on_the_gpu():
+    """SEED §8's init and update, merged and tiled by the rules, on the device."""
+    lib = tilelang.build(tilelang.parse_file(SAMPLES / "matmul_two_blocks.tir"), target=TARGET)
+    rng = np.random.default_rng(0)
+    a, b = rng.random((128, 128), "float32"), rng.random((128, 128), "float32")
+    c = np.full((128, 128), np.nan, "float32")
+    lib["matmul"](a, b, c)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
