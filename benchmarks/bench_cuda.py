@@ -16,9 +16,9 @@ CUDA events:
 
 each checked against cuBLAS (through CuPy, else PyTorch, FP32 without TF32), with
 GFLOP/s and the ratio to cuBLAS. Then the memory-bound rows, default schedules next
-to PyTorch: window sum, softmax and layernorm (``--rows`` x ``--cols``). The fp16
-tensor-core GEMM row is reported as not implemented (issue 19 part 3). Without a GPU
-it says so and exits 0.
+to PyTorch: window sum, softmax and layernorm (``--rows`` x ``--cols``). Between them,
+the fp16 tensor-core GEMM rows (bench_cuda_tensor_core.py: the default WMMA schedule
+next to cuBLAS HGEMM). Without a GPU it says so and exits 0.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def _cublas():
@@ -183,10 +184,12 @@ def main(argv=None) -> int:
     if tuned:
         verdict = "meets" if max(tuned) >= 0.7 else "misses"
         print(f"tuned at 4096^3: {max(tuned):.0%} of cuBLAS ({verdict} the 70% bar)")
-    print("fp16 tensor-core GEMM: not implemented yet (issue 19 part 3: mma.sync/WMMA "
-          "tensor intrinsics); no row")  # fmt: skip
+    from bench_cuda_tensor_core import tensor_core_rows
+
+    tensor_core_ok = tensor_core_rows(args, arch, _torch_timer)
     memory_ok = memory_bound_rows(args, arch)
-    return 0 if all(ok for _, ok in summary.values()) and memory_ok else 1
+    all_ok = all(ok for _, ok in summary.values())
+    return 0 if all_ok and memory_ok and tensor_core_ok else 1
 
 
 def _matmul_variant(mod, schedule, target, args):

@@ -109,14 +109,38 @@ def test_unscheduled_samples_build(sample):
     assert lib.backend_module.compile_log == "" and lib.trace.insts
 
 
-def test_separate_init_and_update_blocks_are_left_for_the_user():
-    """SEED §8's matmul writes init and update as two blocks: binding their shared
-    loops is refused as in TVM (the update block alone is neither complete nor a
-    reduction), so the rules leave it and the build names the host loop."""
-    from tilelang.errors import BuildError
+def test_mm_relu_epilogue_is_fused_into_the_matmul_kernel():
+    """The relu is inlined into the register tile's write-back: one kernel, and the
+    intermediate Y never reaches global memory."""
+    workload = W.matmul(256, 256, 256, relu=True)
+    lib = tilelang.build(tilelang.parse(workload.tir), target=TARGET)
+    (kernel,) = kernels_of(lib)
+    source = lib.get_source()
+    assert "reverse_compute_inline" in str(lib.trace)
+    assert "fmaxf(Y_local[" in source and "Y[" not in source
+    ((_, stores, loads),) = ptxas_report(lib).values()
+    assert (stores, loads) == (0, 0)
+    got, want = run_on_c(default_gpu_schedule(tilelang.parse(workload.tir), TARGET).mod, workload)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
-    with pytest.raises(BuildError, match="outside every thread-bound loop"):
-        tilelang.build(tilelang.parse_file(SAMPLES / "matmul_two_blocks.tir"), target=TARGET)
+
+def test_separate_init_and_update_blocks_are_merged_and_tiled():
+    """SEED §8's matmul writes init and update as two blocks: binding their shared
+    loops is refused as in TVM (the update alone is neither complete nor a reduction),
+    so the rules first merge the init back (merge_reduction) and then tile the matmul."""
+    mod = tilelang.parse_file(SAMPLES / "matmul_two_blocks.tir")
+    lib = tilelang.build(mod, target=TARGET)
+    assert lib.backend_module.compile_log == ""
+    assert "sch.merge_reduction(init=b0, update=b1)" in str(lib.trace)
+    assert "__shared__ float A_shared" in lib.get_source()  # the §6 tiling
+    ((_, stores, loads),) = ptxas_report(lib).values()
+    assert (stores, loads) == (0, 0)
+    sch = default_gpu_schedule(mod, TARGET)
+    rng = np.random.default_rng(0)
+    a, b = rng.random((128, 128), "float32"), rng.random((128, 128), "float32")
+    c = np.full((128, 128), np.nan, "float32")
+    tilelang.build(sch.mod, "c", auto_schedule=False)["matmul"](a, b, c)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
 
 
 def test_symbolic_shapes_with_a_unit_loop_compute_on_the_c_backend():
@@ -173,7 +197,8 @@ def test_limits_come_from_the_target():
     for workload in (W.matmul(128, 128, 64), W.softmax(16, 512), W.transpose(64, 64)):
         lib = tilelang.build(tilelang.parse(workload.tir), target=small)
         assert all(k.threads <= 64 for k in kernels_of(lib))
-        shared = re.findall(r"__shared__ float \w+\[(\d+)\];", lib.get_source())
+        declared = r"__shared__ (?:__align__\(16\) )?float \w+\[(\d+)\];"
+        shared = re.findall(declared, lib.get_source())
         assert sum(int(n) * 4 for n in shared) <= 2048
         got, want = run_on_c(
             default_gpu_schedule(tilelang.parse(workload.tir), small).mod, workload
@@ -264,3 +289,14 @@ def test_default_schedule_on_the_gpu(name):
     out = np.zeros_like(args[-1])
     lib[workload.name](*args[:-1], out)
     np.testing.assert_allclose(out, workload.reference(*args[:-1]), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.gpu
+def test_two_block_matmul_on_the_gpu():
+    """SEED §8's init and update, merged and tiled by the rules, on the device."""
+    lib = tilelang.build(tilelang.parse_file(SAMPLES / "matmul_two_blocks.tir"), target=TARGET)
+    rng = np.random.default_rng(0)
+    a, b = rng.random((128, 128), "float32"), rng.random((128, 128), "float32")
+    c = np.full((128, 128), np.nan, "float32")
+    lib["matmul"](a, b, c)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)

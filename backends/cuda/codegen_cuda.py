@@ -22,8 +22,12 @@ from tilelang.backends.c.c_printer import CLikePrinter
 from tilelang.backends.c.codegen_c import _helper
 from tilelang.backends.c.literals import c_comment, c_float_literal, half_value
 from tilelang.backends.c.names import ScopedNames, sanitize
+from tilelang.backends.cuda import async_copy
 from tilelang.backends.cuda.split import DeviceFunction, Kernel, split_host_device
+from tilelang.backends.cuda.vectorize import VectorPrinter, vector_buffers
+from tilelang.backends.cuda.wmma import fragment_declaration, print_fragment_call
 
+from tilelang.analysis.fragments import FRAGMENT_ARGS, FRAGMENT_KINDS, collect_fragments
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
@@ -43,8 +47,9 @@ CUDA_NAMES = frozenset(
 MAX_STATIC_SHARED_BYTES = 48 * 1024
 
 
-class CUDAPrinter(CLikePrinter):
-    """The CUDA C++ dialect of the C-like printer (see the module docstring)."""
+class CUDAPrinter(VectorPrinter, CLikePrinter):
+    """The CUDA C++ dialect of the C-like printer (see the module docstring); vectorised
+    loops print through vector types where they can (:mod:`.vectorize`)."""
 
     type_names = {**CLikePrinter.type_names, "float16": "half"}
     popcount_builtin = "__popcll"
@@ -66,7 +71,13 @@ class CUDAPrinter(CLikePrinter):
     def __init__(self, names: ScopedNames):
         super().__init__(names)
         self.uses_half = False
+        self.uses_wmma = False
         self.shared_bytes = 0
+        self.fragments: dict = {}  # id(data var) -> wmma.Fragment (set per kernel)
+        self.fragment_kinds: dict = {}  # id(data var) -> "matrix_a" / ... (allocated)
+        self.init_vectors()
+        self.vector_buffers: set = set()  # ids of data vars accessed as vectors (per kernel)
+        self.async_copy = False  # the arch has cp.async (set by generate_cuda)
 
     def type_name(self, dtype) -> str:
         name = super().type_name(dtype)
@@ -74,6 +85,20 @@ class CUDAPrinter(CLikePrinter):
         return name
 
     # ------------------------------------------------------------- statements
+
+    def visit_for(self, op: S.For) -> None:
+        if op.kind is S.ForKind.VECTORIZED and self.print_vector_loop(op):
+            return
+        super().visit_for(op)
+
+    def visit_evaluate(self, op: S.Evaluate) -> None:
+        if self.async_kernel and isinstance(op.value, E.Call) and op.value.op == SYNC_OP:
+            self.emit(async_copy.WAIT)  # this thread's cp.async copies have landed
+        super().visit_evaluate(op)
+
+    def visit_buffer_load(self, op: E.BufferLoad) -> str:
+        lane = self.lane_load(op)
+        return lane if lane is not None else super().visit_buffer_load(op)
 
     def print_thread_binding(self, op: S.For) -> None:
         var = self.names.define(op.loop_var)
@@ -86,6 +111,9 @@ class CUDAPrinter(CLikePrinter):
 
     def visit_allocate(self, op: S.Allocate) -> None:
         count = self._product(op.extents)
+        if op.scope in FRAGMENT_KINDS:
+            self._allocate_fragments(op, count)
+            return
         if op.scope not in self.scope_qualifiers:
             raise BuildError(
                 f"buffer {op.buffer_var.name} in scope {op.scope!r} is allocated inside a "
@@ -98,7 +126,27 @@ class CUDAPrinter(CLikePrinter):
             )
         if op.scope == "shared":
             self.shared_bytes += count * op.dtype.bits // 8
+            if id(op.buffer_var) in self.vector_buffers:  # vector accesses need alignment
+                self.emit(f"__shared__ __align__(16) {self.type_name(op.dtype)} "
+                          f"{self.names.define(op.buffer_var)}[{count}];")  # fmt: skip
+                self.pointer_types[id(op.buffer_var)] = op.dtype.element_of()
+                self.visit(op.body)
+                return
         super().visit_allocate(op)
+
+    def _allocate_fragments(self, op: S.Allocate, count) -> None:
+        """A ``wmma.*`` buffer: an array of fragments, one per tile (:mod:`.wmma`)."""
+        fragment = self.fragments.get(id(op.buffer_var))
+        kind = fragment_declaration(self, op, fragment, count)
+        kind_name = FRAGMENT_KINDS[op.scope]
+        self.uses_wmma = True
+        name = self.names.define(op.buffer_var)
+        self.fragment_kinds[id(op.buffer_var)] = kind_name
+        self.emit(f"{kind} {name}[{count // fragment.tile_elements(op.scope)}];")
+        self.visit(op.body)
+
+    def fragment_kind(self, var) -> str | None:
+        return self.fragment_kinds.get(id(var))
 
     def visit_assert_stmt(self, op: S.AssertStmt) -> None:
         raise BuildError("assertions inside CUDA kernels are not supported")
@@ -114,6 +162,15 @@ class CUDAPrinter(CLikePrinter):
                 f"call_extern({name!r}) inside a CUDA kernel: the CUDA backend links no "
                 "device libraries"
             )
+        if op.op in FRAGMENT_ARGS:
+            for position in FRAGMENT_ARGS[op.op]:
+                var = op.args[position]
+                if self.fragment_kind(var) is None:
+                    raise BuildError(
+                        f"T.{op.op}: {getattr(var, 'name', var)} is not a buffer in a "
+                        "wmma.* scope allocated in this kernel"
+                    )
+            return print_fragment_call(self, op)
         if op.op == "isnan" and op.args[0].dtype.element_of().bits == 16:
             return f"__hisnan({self.expr(op.args[0])})"
         return super().visit_call(op)
@@ -152,6 +209,8 @@ class CudaSource:
 
     text: str
     functions: dict  # name in the IRModule -> DeviceFunction
+    # name in the IRModule -> {id(data var): bytes}: the alignment vector accesses need
+    alignments: dict = attrs.field(factory=dict)
 
 
 def generate_cuda(mod, target) -> CudaSource:
@@ -160,8 +219,11 @@ def generate_cuda(mod, target) -> CudaSource:
     if not funcs:
         raise BuildError("the module has no PrimFunc to compile")
     verify_lowered(mod, "cuda")
-    device_functions, bodies, helpers, uses_half = {}, [], set(), False
+    device_functions, bodies, helpers, uses_half, uses_wmma = {}, [], set(), False, False
+    has_async = async_copy.arch_has_async_copy(target)
+    async_sizes: set = set()
     used_symbols: set = set()
+    alignments: dict = {}
     for name, func in funcs:
         func = func.with_body(insert_thread_sync(func.body))
         # kernels are named <symbol>_kernel: "main" is a fine prefix (no C main here)
@@ -173,19 +235,30 @@ def generate_cuda(mod, target) -> CudaSource:
         device_functions[name] = device
         for kernel in device.kernels:
             printer = CUDAPrinter(ScopedNames(CUDA_NAMES | {k.name for k in device.kernels}))
+            printer.async_copy = has_async
             bodies.append(print_kernel(printer, func, kernel, device.workspaces))
             helpers |= printer.helpers
             uses_half |= printer.uses_half
-    parts = [c_comment(f"Generated by tilelang for target: {target}"), _includes(uses_half)]
+            needed = alignments.setdefault(name, {})
+            for key, size in printer.aligned.items():
+                needed[key] = max(needed.get(key, 1), size)
+            uses_wmma |= printer.uses_wmma
+            async_sizes |= printer.async_sizes
+    parts = [
+        c_comment(f"Generated by tilelang for target: {target}"),
+        _includes(uses_half, uses_wmma),
+    ]
     helper_text = [_device_helper(h) for h in sorted(helpers)]
+    helper_text += [async_copy.helper(size) for size in sorted(async_sizes)]
     if helper_text:
         parts.append("\n\n".join(helper_text))
     parts.extend(bodies)
-    return CudaSource("\n\n".join(parts) + "\n", device_functions)
+    return CudaSource("\n\n".join(parts) + "\n", device_functions, alignments)
 
 
-def _includes(uses_half: bool) -> str:
+def _includes(uses_half: bool, uses_wmma: bool = False) -> str:
     headers = ["cuda_fp16.h"] if uses_half else []
+    headers += ["mma.h"] if uses_wmma else []
     headers += ["math.h", "stdint.h"]
     return "\n".join(f"#include <{h}>" for h in headers)
 
@@ -225,7 +298,12 @@ def print_kernel(printer: CUDAPrinter, func: PrimFunc, kernel: Kernel, workspace
         f'extern "C" __global__ void __launch_bounds__({kernel.threads}) {kernel.name}({params})'
     )
     printer.enter(header)
+    printer.fragments = collect_fragments(kernel.body)
+    printer.vector_buffers = vector_buffers(kernel.body)
+    printer.async_kernel = async_copy.kernel_has_async_copies(kernel.body, printer.async_copy)
     printer.visit(kernel.body)
+    if printer.async_kernel:
+        printer.emit(async_copy.WAIT)  # no copy outlives the kernel
     printer.level -= 1
     printer.emit("}")
     if printer.shared_bytes > MAX_STATIC_SHARED_BYTES:

@@ -34,7 +34,7 @@ class CudaModule:
         self.compile_log, self.was_cached = compile_log, cached
         self._loaded: dict = {}  # launcher name -> (module handle, {kernel name: kernel})
         self.functions = {
-            name: CudaFunction(self, lowered_mod[name], device)
+            name: CudaFunction(self, lowered_mod[name], device, source.alignments.get(name, {}))
             for name, device in source.functions.items()
         }
 
@@ -108,8 +108,9 @@ class _Staged:
 class CudaFunction:
     """The host side of one PrimFunc: launches its kernels in order."""
 
-    def __init__(self, module: CudaModule, func, device):
+    def __init__(self, module: CudaModule, func, device, alignments=None):
         self.module, self.device = module, device
+        self.alignments = dict(alignments or {})  # id(data var) -> bytes (vector accesses)
         self.params = tuple(func.params)
         self.buffer_map = dict(func.buffer_map)
         self.size_vars = tuple(func.attrs.get("tl.size_vars", ()))
@@ -138,6 +139,13 @@ class CudaFunction:
                 continue
             if isinstance(value, DeviceArray):
                 pointer = value.ptr
+                align = self.alignments.get(id(buffer.data), 1)
+                if pointer % align:
+                    raise ArgumentError(
+                        f"argument {buffer.name}: the kernel reads or writes it {align} bytes "
+                        f"at a time, but the device array starts at {pointer:#x}, not on a "
+                        f"{align}-byte boundary (pass an aligned array or a copy)"
+                    )
             else:
                 pointer, owner = launcher.alloc(value.nbytes)
                 staged.owned.append(owner)

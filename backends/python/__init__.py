@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 from tilelang.backends.python.codegen import function_source
+from tilelang.backends.python.fragments import NAMESPACE as FRAGMENT_NAMESPACE
 from tilelang.backends.python.names import NameTable
 from tilelang.backends.python.support import NAMESPACE
 
@@ -107,7 +108,7 @@ def build(lowered_mod: IRModule, target=None, **options) -> PythonModule:
             f"call_extern of {', '.join(map(repr, missing))} has no Python implementation; "
             "register one with tilelang.backends.python.register_extern(name, fn)"
         )
-    namespace = {**NAMESPACE, "_extern": {n: _EXTERNS[n] for n in externs}}
+    namespace = {**NAMESPACE, **FRAGMENT_NAMESPACE, "_extern": {n: _EXTERNS[n] for n in externs}}
     try:
         code = compile(source, "<tilelang python backend>", "exec")
     except (SyntaxError, RecursionError) as exc:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from tilelang.backends.python.exprs import ExprPrinter, np_type
 from tilelang.backends.python.names import NameTable, comment
 
+from tilelang.analysis.fragments import collect_fragments
 from tilelang.arith import simplify
 from tilelang.bounds.report import BOUNDS_ERROR
 from tilelang.errors import BuildError
@@ -44,6 +45,7 @@ class FunctionWriter(NodeFunctor):
         self.names.used.add(name)
         self.array_name: dict[int, str] = {}
         self.exprs = ExprPrinter(self.names, self.array_name)
+        self.exprs.fragments = collect_fragments(func.body)
         self.lines: list[str] = []
         self.depth = 1
 
@@ -174,6 +176,7 @@ class FunctionWriter(NodeFunctor):
     def visit_allocate(self, s):
         name = self.names.get(s.buffer_var)
         self.array_name[id(s.buffer_var)] = name
+        self.exprs.scopes[id(s.buffer_var)] = s.scope
         size = self.exprs.expr(s.extents[0]) if len(s.extents) == 1 else None
         if size is None:
             size = " * ".join(self.exprs.paren(x, 13) for x in s.extents)

@@ -9,6 +9,8 @@ type), so index arithmetic stays readable: ``A_flat[i * 16 + k]``.
 
 from __future__ import annotations
 
+from tilelang.backends.python import fragments
+
 from tilelang.bounds.report import BOUNDS_ERROR
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
@@ -106,6 +108,8 @@ class ExprPrinter(NodeFunctor):
         self.array_name = array_name  # id(data var) -> identifier of its flat array
         self.externs: list[str] = []
         self.module_symbols: dict | None = None  # function name -> its Python identifier
+        self.scopes: dict = {}  # id(data var) -> scope of the allocations met
+        self.fragments: dict = {}  # id(data var) -> Fragment (tensor-core tiles)
         self.in_ring = False  # rendering an operand of a Python-int chain (or an index)
 
     def expr(self, e: E.PrimExpr) -> str:
@@ -274,6 +278,8 @@ class ExprPrinter(NodeFunctor):
             return self.call("_ptr", data, offset, extent)
         if op == BOUNDS_ERROR:
             return self.call("_bounds_error", *args)
+        if op in fragments.FRAGMENT_OPS:
+            return fragments.render(self, e, self.scopes, self.fragments), _ATOM
         if op == "call_extern":
             name = args[0].value
             if name not in self.externs:

@@ -6,6 +6,9 @@
   (``pragma_import_llvm``): VNNI int8 (``vpdpbusd``), fp32 FMA outer products.
   Each generator checks that the CPU has the feature it needs (:mod:`.cpu`) and
   raises a clear error otherwise.
+- :mod:`.cuda_wmma`: CUDA tensor cores through WMMA fragments (fill, load, mma, store
+  on ``wmma.matrix_a``/``matrix_b``/``accumulator`` buffers; fp16 inputs, fp32 or fp16
+  accumulation), registered under TVM's names (``wmma_sync_16x16x16_f16f16f32``...).
 
 Importing a module registers its fixed intrinsics; the generators register a
 shape on first use and return its name.

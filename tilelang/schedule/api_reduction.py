@@ -1,10 +1,11 @@
 """Primitives of :class:`~tilelang.schedule.Schedule` that restructure a reduction
-or a block's iteration: decompose_reduction (rewrite in :mod:`.reduction`), rfactor
-(:mod:`.rfactor`), blockize (:mod:`.blockize`)."""
+or a block's iteration: decompose_reduction (rewrite in :mod:`.reduction`),
+merge_reduction (:mod:`.merge_reduction`), rfactor (:mod:`.rfactor`), blockize
+(:mod:`.blockize`)."""
 
 from __future__ import annotations
 
-from tilelang.schedule import blockize, reduction, rfactor
+from tilelang.schedule import blockize, merge_reduction, reduction, rfactor
 from tilelang.schedule.common import find_loop, loop_subject
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import BlockRV, Tree
@@ -98,6 +99,86 @@ class ReductionPrimitives:
             renames={name: update_name},
         )
         return rv
+
+    def merge_reduction(self, init, update) -> None:
+        """Folds the init block ``init`` into the update block right after it as its
+        ``T.init()`` (the inverse of :meth:`decompose_reduction`; a tilelang primitive,
+        not one of TVM's). The update becomes a reduction block again, so its loops can
+        be bound, parallelized or tiled (SEED §8 writes a matmul as two such blocks);
+        ``init`` is removed and its handle is no longer valid.
+
+        Parameters
+        ----------
+        init : BlockRV or str
+            A block of spatial iterators storing one value, right before the loop nest
+            of ``update`` in the same sequence.
+        update : BlockRV or str
+            A block with reduction iterators and no ``T.init()``, accumulating into the
+            element ``init`` writes.
+
+        Returns
+        -------
+        None
+            The update block's handle stays valid.
+
+        Raises
+        ------
+        ScheduleError
+            When the merge could change the result: something runs between the blocks,
+            the init writes another element or reads the accumulator, a block has a
+            predicate, or a loop of the update's nest does not move its reduction
+            iterators from their minimum (the conditions of
+            :mod:`tilelang.schedule.merge_reduction`).
+
+        Example
+        -------
+        Before::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i in range(4):
+                    with T.block("init"):
+                        vi = T.axis.remap("S", [i])
+                        T.reads()
+                        T.writes(B[vi])
+                        B[vi] = T.float32(0)
+                    for k in range(8):
+                        with T.block("update"):
+                            vi, vk = T.axis.remap("SR", [i, k])
+                            T.reads(B[vi], A[vi, vk])
+                            T.writes(B[vi])
+                            B[vi] = B[vi] + A[vi, vk]
+
+        Schedule::
+
+            sch = tilelang.Schedule(before)
+            sch.merge_reduction(sch.get_block("init"), sch.get_block("update"))
+
+        After::
+
+            @T.prim_func
+            def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+                T.func_attr({"global_symbol": "main"})
+                for i, k in T.grid(4, 8):
+                    with T.block("update"):
+                        vi, vk = T.axis.remap("SR", [i, k])
+                        T.reads(B[vi], A[vi, vk])
+                        T.writes(B[vi])
+                        with T.init():
+                            B[vi] = T.float32(0)
+                        B[vi] = B[vi] + A[vi, vk]
+        """
+        init, func_name, init_name = self._block_target(init, "merge_reduction")
+        update, update_func, update_name = self._block_target(update, "merge_reduction")
+        if update_func != func_name:
+            from tilelang.schedule.errors import schedule_error
+
+            raise schedule_error(
+                "merge_reduction", repr(update_name), "the blocks are in different functions"
+            )
+        func = merge_reduction.merge_reduction(self._mod[func_name], init_name, update_name)
+        self._apply("merge_reduction", [("init", init), ("update", update)], func_name, func)
 
     def rfactor(self, loop, factor_axis: int) -> BlockRV:
         """Factors the reduction under ``loop`` into partial results over a new spatial axis.

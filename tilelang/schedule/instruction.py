@@ -285,6 +285,7 @@ _kind("ReIndex", "reindex", "block:i buffer:a", SINGLE)
 _kind("SetScope", "set_scope", "block:i buffer_index:a storage_scope:a")
 _kind("StorageAlign", "storage_align", "block:i buffer_index:a axis:a factor:a offset:a")
 _kind("DecomposeReduction", "decompose_reduction", "block:i loop:i", SINGLE)
+_kind("MergeReduction", "merge_reduction", "init:i update:i")  # tilelang's, not TVM's
 _kind("RFactor", "rfactor", "loop:i factor_axis:a", SINGLE)
 _kind("Blockize", "blockize", "target:i preserve_unit_iters:a", SINGLE)
 _kind("Tensorize", "tensorize", "block_or_loop:i tensor_intrin:a preserve_unit_iters:a")

@@ -93,8 +93,14 @@ class TensorIntrin:
 
     @staticmethod
     def get(name: str, allow_missing: bool = False) -> TensorIntrin | None:
-        """The intrinsic registered as ``name`` (None when missing and allowed)."""
+        """The intrinsic registered as ``name`` (None when missing and allowed). A name
+        not registered yet loads the library's fixed intrinsics first (as importing
+        TVM's ``tensor_intrin`` does), so ``sch.tensorize(loop, "wmma_sync_...")``
+        needs no import of :mod:`tilelang.intrinsics.cuda_wmma`."""
         intrin = _REGISTRY.get(name)
+        if intrin is None and not allow_missing:
+            _load_library()
+            intrin = _REGISTRY.get(name)
         if intrin is None and not allow_missing:
             known = ", ".join(sorted(_REGISTRY)) or "none"
             raise ValueError(f"TensorIntrin {name!r} is not registered (registered: {known})")
@@ -105,6 +111,17 @@ class TensorIntrin:
 
     def impl_buffers(self) -> list:
         return [self.impl.buffer_map[p] for p in self.impl.params]
+
+
+#: modules whose import registers fixed intrinsics (portable, no CPU feature check)
+LIBRARY = ("tilelang.intrinsics.reference", "tilelang.intrinsics.cuda_wmma")
+
+
+def _load_library() -> None:
+    import importlib
+
+    for module in LIBRARY:
+        importlib.import_module(module)
 
 
 def registered_names() -> list[str]:

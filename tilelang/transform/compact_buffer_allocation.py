@@ -60,6 +60,17 @@ class _RegionCollector(StmtExprVisitor):
             slot[0] = None if slot[0] is None or lo is None else fold_min(slot[0], lo)
             slot[1] = None if slot[1] is None or hi is None else fold_max(slot[1], hi)
 
+    def record_region(self, buffer, region):
+        """A region access: its first and last element in every dimension."""
+        if id(buffer) not in self.targets:
+            return
+        for r in region:
+            self.visit(r.min)
+            self.visit(r.extent)
+        last = [binary("add", r.min, binary("sub", r.extent, 1)) for r in region]
+        self.record(buffer, [r.min for r in region])
+        self.record(buffer, last)
+
     def visit_buffer_load(self, op):
         self.record(op.buffer, op.indices)
         self.generic_visit(op)
@@ -87,7 +98,12 @@ class _RegionCollector(StmtExprVisitor):
         del self.bindings[op.var]
 
     def visit_block(self, op):
-        # Regions restate the accesses of the body; the body alone is exact.
+        # Regions restate the accesses of the body; the body alone is exact. A
+        # match_buffer's source region is an access of its own: a tensorized block
+        # touches its buffers only through such views (a fragment tile, say).
+        for match in op.match_buffers:
+            region = match.source.region
+            self.record_region(match.source.buffer, region)
         if op.init is not None:
             self.visit(op.init)
         self.visit(op.body)

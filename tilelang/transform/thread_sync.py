@@ -32,6 +32,7 @@ import attrs
 
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.convert import const_int_value
 from tilelang.ir.functor import StmtExprMutator, post_order_visit
 from tilelang.transform.pass_infra import prim_func_pass
 
@@ -90,9 +91,14 @@ class _Planner:
                 writes.add(id(node.buffer.data))
             elif isinstance(node, E.Call) and node.op == "tvm_access_ptr":
                 data = node.args[1]
-                if id(data) in self.shared:  # a pointer escapes: it may be read or written
-                    reads.add(id(data))
-                    writes.add(id(data))
+                if id(data) in self.shared:  # a pointer escapes, as its mode says
+                    mode = const_int_value(node.args[4])
+                    if mode not in (1, 2, 3):  # unknown: either
+                        mode = 3
+                    if mode & 1:
+                        reads.add(id(data))
+                    if mode & 2:
+                        writes.add(id(data))
 
         post_order_visit(stmt, visit)
         return frozenset(reads), frozenset(writes)

@@ -18,6 +18,9 @@ Per block of the function, last first:
   exceed its shared memory, raise ScheduleError (the tuner draws again).
   A long reduction with fewer than :data:`MIN_TILED_OUTPUTS` outputs (a row sum) is
   left to the cross-thread plan.
+- a half-precision matmul the WMMA intrinsics can compute gets the tensor-core
+  schedule (:mod:`tilelang.schedule.rules.gpu.tensor_core`) with a sampled tiling:
+  warps per block, fragments per warp and the reduction step;
 - any other block gets one of the default GPU plans
   (:mod:`tilelang.schedule.rules.gpu`) with a sampled number of threads.
 
@@ -34,6 +37,7 @@ from tilelang.schedule.rules.gpu.apply import inline_producers
 from tilelang.schedule.rules.gpu.limits import gpu_limits
 from tilelang.schedule.rules.gpu.reduction import cross_thread_reduction, wants_cross_thread
 from tilelang.schedule.rules.gpu.spatial import bind_threads, spatial_first
+from tilelang.schedule.rules.gpu.tensor_core import apply_wmma, wmma_plans
 
 #: largest accumulator tile per thread (S2 x S3 elements): registers
 MAX_THREAD_TILE = 128
@@ -60,7 +64,13 @@ def cuda_space(target=None):
         inline_producers(sch, func_name, infos, outputs)
         for info in reversed(leaf_blocks(sch.mod[func_name]) or []):
             block = sch.get_block(info.name, func_name)
-            if _tileable(info) and (
+            tensor_core = wmma_plans(info, limits)
+            if tensor_core:
+                pick = sch.sample_categorical(
+                    list(range(len(tensor_core))), [1 / len(tensor_core)] * len(tensor_core)
+                )
+                apply_wmma(sch, block, tensor_core[int(sch.get(pick))])
+            elif _tileable(info) and (
                 _outputs(info) >= MIN_TILED_OUTPUTS or not wants_cross_thread(info, limits)
             ):
                 multi_level_tiling(sch, block, info, limits)

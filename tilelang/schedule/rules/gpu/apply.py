@@ -1,14 +1,17 @@
 """The GPU driver: which rule schedules each block, and the fallbacks.
 
-Per unscheduled function: elementwise intermediates are inlined
-(:func:`inline_producers`); then every
-block, from the last back, gets the first plan that applies: the §6 matmul tiling
-(:mod:`.matmul`), a cross-thread reduction (:mod:`.reduction`), one thread per
-output (:mod:`.spatial`, vectorised, then without vectors). Each plan runs on a copy
-of the schedule and is dropped when a primitive refuses, so the result computes what
-the input computes. Every block ends up under ``blockIdx``/``threadIdx`` loops, as
-the CUDA backend requires; a function with a block no plan can bind is left as
-written (the backend's error then names the unbound loop).
+Per unscheduled function: init blocks written apart from their updates are merged
+back (:func:`merge_init_blocks`), elementwise intermediates are inlined
+(:func:`inline_producers`); then every block, from the last back, gets the first plan
+that applies: tensor cores for half-precision matmuls (:mod:`.tensor_core`), the §6
+matmul tiling (:mod:`.matmul`; an elementwise consumer of an intermediate matmul, such
+as mm_relu's relu, is inlined into its write-back, :func:`epilogues`), a cross-thread
+reduction (:mod:`.reduction`), one thread per output (:mod:`.spatial`, vectorised,
+then without vectors). Each plan runs on a copy of the schedule and is dropped when a
+primitive refuses, so the result computes what the input computes. Every block ends
+up under ``blockIdx``/``threadIdx`` loops, as the CUDA backend requires; a function
+with a block no plan can bind is left as written (the backend's error then names the
+unbound loop).
 """
 
 from __future__ import annotations
@@ -19,11 +22,14 @@ from tilelang.ir.function import PrimFunc
 from tilelang.ir.functor import StmtExprVisitor
 from tilelang.schedule.rules.analysis import leaf_blocks
 from tilelang.schedule.rules.apply import _attempt
+from tilelang.schedule.rules.fusion import consumers_of
 from tilelang.schedule.rules.gpu.limits import gpu_limits
 from tilelang.schedule.rules.gpu.matmul import apply_matmul, plan_matmul
 from tilelang.schedule.rules.gpu.reduction import cross_thread_reduction, wants_cross_thread
 from tilelang.schedule.rules.gpu.spatial import bind_threads
+from tilelang.schedule.rules.gpu.tensor_core import apply_wmma, plan_wmma
 from tilelang.schedule.schedule import Schedule
+from tilelang.schedule.state import Tree
 
 
 class _ThreadBound(StmtExprVisitor):
@@ -47,15 +53,44 @@ def is_gpu_scheduled(func: PrimFunc) -> bool:
     return visitor.found
 
 
-def _plans(info, limits):
-    """The plans for one block, best first."""
+def _plans(info, limits, epilogue=None):
+    """The plans for one block, best first; ``(name, func_name)`` of an ``epilogue``
+    block to fuse into a matmul's write-back when the matmul plans apply."""
+    wmma = plan_wmma(info, limits)
+    if wmma is not None:
+        yield lambda s, b: apply_wmma(s, b, wmma)
     plan = plan_matmul(info, limits)
+    if plan is not None and epilogue is not None:
+        yield lambda s, b: _fused_matmul(s, b, info, plan, *epilogue)
     if plan is not None:
         yield lambda s, b: apply_matmul(s, b, info, plan)
     if wants_cross_thread(info, limits):
         yield lambda s, b: cross_thread_reduction(s, b, info, limits)
     yield lambda s, b: bind_threads(s, b, info, limits, vector=True)
     yield lambda s, b: bind_threads(s, b, info, limits, vector=False)
+
+
+def _fused_matmul(sch, block, info, plan, epilogue: str, func_name: str) -> None:
+    """The §6 tiling with the elementwise ``epilogue`` (mm_relu's relu) inlined into
+    the register tile's write-back: one kernel, no intermediate in global memory."""
+    apply_matmul(sch, block, info, plan)
+    sch.reverse_compute_inline(sch.get_block(epilogue, func_name))
+
+
+def epilogues(infos, outputs, limits) -> dict:
+    """``{matmul-like block: its elementwise consumer}`` for intermediates read by
+    exactly one elementwise block (the relu of mm_relu), to fuse after tiling. Other
+    blocks keep their order (last first)."""
+    found = {}
+    for index, info in enumerate(infos):
+        if info.write is None or info.write.buffer in outputs or not info.is_reduction:
+            continue
+        if plan_matmul(info, limits) is None:
+            continue
+        readers = consumers_of(infos, index)
+        if len(readers) == 1 and not readers[0].is_reduction and readers[0].write is not None:
+            found[info.name] = readers[0].name
+    return found
 
 
 def inline_producers(sch, func_name, infos, outputs) -> None:
@@ -73,6 +108,24 @@ def inline_producers(sch, func_name, infos, outputs) -> None:
             continue
 
 
+def merge_init_blocks(sch, func_name: str) -> Schedule:
+    """Every init block written apart from its update (SEED §8's two blocks) folded back
+    into the update as its ``T.init()`` (:meth:`Schedule.merge_reduction`): the update
+    alone is neither complete nor a reduction, and no loop over it could be bound. A
+    pair the primitive refuses stays as written. Returns the schedule to go on with."""
+    order = Tree(sch.mod[func_name]).order
+    for previous, realize in zip(order, order[1:]):
+        block = realize.block
+        reduces = any(iv.iter_type == S.IterVar.CommReduce for iv in block.iter_vars)
+        if block.init is None and reduces:
+            sch, _ = _attempt(sch, _merge, previous.block.name_hint, block.name_hint, func_name)
+    return sch
+
+
+def _merge(sch, init: str, update: str, func_name: str) -> None:
+    sch.merge_reduction(sch.get_block(init, func_name), sch.get_block(update, func_name))
+
+
 def _on_block(sch, plan, name: str, func_name: str) -> None:
     plan(sch, sch.get_block(name, func_name))
 
@@ -82,16 +135,24 @@ def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
     on with. A function the rules cannot bind completely (loops without blocks, a
     block with no spatial loop) is left exactly as written: the CUDA backend then
     names the loop that would run on the host."""
+    before = sch
+    sch = merge_init_blocks(sch, func_name)
     func = sch.mod[func_name]
     outputs = {func.buffer_map[p] for p in func.params if p in func.buffer_map}
     infos = leaf_blocks(func)
     if infos is None:
-        return sch
-    before = sch
+        return before
     sch, _ = _attempt(sch, inline_producers, func_name, infos, outputs)
     infos = leaf_blocks(sch.mod[func_name]) or []
-    for info in reversed(infos):
-        for plan in _plans(info, limits):
+    fused = epilogues(infos, outputs, limits)
+    deferred = set(fused.values())  # scheduled with their producer, or after it
+    for info in [i for i in reversed(infos) if i.name not in deferred] + [
+        i for i in reversed(infos) if i.name in deferred
+    ]:
+        if info.name not in Tree(sch.mod[func_name]).realizes:
+            continue  # an epilogue fused into its producer's kernel
+        epilogue = (fused[info.name], func_name) if info.name in fused else None
+        for plan in _plans(info, limits, epilogue):
             sch, ok = _attempt(sch, _on_block, plan, info.name, func_name)
             if ok:
                 break

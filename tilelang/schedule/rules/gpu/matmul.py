@@ -35,9 +35,10 @@ def _moves(access, iv) -> bool:
     return access.strides.get(id(iv.var)) != 0
 
 
-def plan_matmul(info, limits) -> MatmulPlan | None:
-    """A plan when ``info`` is a matmul-like block (see the module docstring) whose
-    ``i``/``j`` extents a tile divides, within ``limits``; None otherwise."""
+def matmul_axes(info):
+    """``(i, j, k, a, b)`` when ``info`` is a matmul-like block (see the module
+    docstring): its row, column and reduction iterators and the accesses of the operand
+    that moves with ``i`` and ``k`` (``a``) and with ``k`` and ``j`` (``b``); else None."""
     if not info.has_init or info.write is None or len(info.reduce) != 1:
         return None
     if len(info.spatial) < 2 or len(info.reads) != 2:
@@ -58,6 +59,16 @@ def plan_matmul(info, limits) -> MatmulPlan | None:
         return None
     if not (_moves(b, j) and _moves(b, k) and not _moves(b, i)):
         return None
+    return i, j, k, a, b
+
+
+def plan_matmul(info, limits) -> MatmulPlan | None:
+    """A plan when ``info`` is a matmul-like block (see the module docstring) whose
+    ``i``/``j`` extents a tile divides, within ``limits``; None otherwise."""
+    axes = matmul_axes(info)
+    if axes is None:
+        return None
+    i, j, k, a, _ = axes
     ei, ej, ek = info.extent_of(i), info.extent_of(j), info.extent_of(k)
     if None in (ei, ej, ek):
         return None
@@ -108,4 +119,4 @@ def apply_matmul(sch, block, info, plan: MatmulPlan) -> None:
         sch.unroll(loop)
 
 
-__all__ = ["MatmulPlan", "plan_matmul", "apply_matmul"]
+__all__ = ["MatmulPlan", "matmul_axes", "plan_matmul", "apply_matmul"]

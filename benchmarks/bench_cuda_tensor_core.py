@@ -1,0 +1,80 @@
+"""The fp16 tensor-core GEMM rows of bench_cuda.py: tilelang's default schedule for a
+half-precision matmul (WMMA fragments, see tilelang.schedule.rules.gpu.tensor_core),
+float16 operands accumulated in float32, next to cuBLAS's HGEMM through PyTorch
+(``torch.mm`` on float16 tensors, tensor cores, float16 output) on the same GPU.
+
+    python benchmarks/bench_cuda.py          (prints these rows after the SGEMM ones)
+
+Each result is checked against the float32 product of the same float16 inputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+HGEMM = """
+@T.prim_func
+def hgemm(A: T.Buffer(({n}, {n}), "float16"), B: T.Buffer(({n}, {n}), "float16"),
+          C: T.Buffer(({n}, {n}), "float32")):
+    T.func_attr({{"global_symbol": "hgemm", "tir.noalias": True}})
+    for i, j, k in T.grid({n}, {n}, {n}):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + T.Cast("float32", A[vi, vk]) * T.Cast("float32", B[vk, vj])
+"""
+
+
+def tensor_core_rows(args, arch, torch_timer) -> bool:
+    """One row per size: the default schedule's time, TFLOP/s and its ratio to cuBLAS
+    HGEMM; True when every result matches. ``torch_timer(fn, number, repeat)``."""
+    import tilelang
+
+    try:
+        import torch
+
+        torch = torch if torch.cuda.is_available() else None
+    except Exception:
+        torch = None
+    print(f"\n{'size':>6}  {'fp16 GEMM (fp32 accumulate)':<30}{'ms':>9}{'TFLOP/s':>9}"
+          f"{'vs cuBLAS':>11}")  # fmt: skip
+    rng, all_ok, ratios = np.random.default_rng(0), True, {}
+    for n in args.sizes:
+        a = rng.standard_normal((n, n)).astype("float16")
+        b = rng.standard_normal((n, n)).astype("float16")
+        flops = 2.0 * n**3
+        lib = tilelang.build(tilelang.parse(HGEMM.format(n=n)), target=f"cuda -arch={arch}")
+        uses_wmma = "nvcuda::wmma::mma_sync" in lib.get_source()
+        theirs = None
+        if torch is not None:
+            da, db = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+            arrays = (da, db, torch.zeros((n, n), dtype=torch.float32, device="cuda"))
+            theirs = torch_timer(lambda da=da, db=db: torch.mm(da, db), args.number, args.repeat)
+            print(f"{n:>6}  {'cuBLAS HGEMM (PyTorch)':<30}{theirs * 1e3:>9.3f}"
+                  f"{flops / theirs / 1e12:>9.1f}{'1.00':>11}")  # fmt: skip
+        else:
+            arrays = (a, b, np.zeros((n, n), "float32"))
+        timer = lib.time_evaluator("hgemm", tilelang.cuda(), number=args.number,
+                                   repeat=args.repeat)  # fmt: skip
+        seconds = timer(*arrays).min
+        out = arrays[2] if isinstance(arrays[2], np.ndarray) else arrays[2].cpu().numpy()
+        if n <= 2048:
+            want = a.astype("float32") @ b.astype("float32")
+            ok = np.allclose(out, want, rtol=1e-3, atol=1e-2 * np.sqrt(n / 1024))
+        else:  # a sample of rows: the full float32 product is slow on the host
+            rows = rng.choice(n, 16, replace=False)
+            want = a[rows].astype("float32") @ b.astype("float32")
+            ok = np.allclose(out[rows], want, rtol=1e-3, atol=1e-2 * np.sqrt(n / 1024))
+        all_ok &= ok
+        label = "default (rules, WMMA)" if uses_wmma else "default (rules, no tensor cores)"
+        ratio = theirs / seconds if theirs else None
+        ratios[n] = ratio if ok else None
+        shown = f"{ratio:.2f}" if ratio else "-"
+        print(f"{n:>6}  {label:<30}{seconds * 1e3:>9.3f}{flops / seconds / 1e12:>9.1f}"
+              f"{shown:>11}{'' if ok else '  WRONG RESULT'}")  # fmt: skip
+    if ratios.get(4096):
+        verdict = "meets" if ratios[4096] >= 0.5 else "misses"
+        print(f"fp16 tensor-core GEMM at 4096^3: {ratios[4096]:.0%} of cuBLAS ({verdict} the "
+              "50% bar)")  # fmt: skip
+    return all_ok
