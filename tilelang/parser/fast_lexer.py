@@ -30,10 +30,11 @@ KEYWORDS = frozenset(
 _TAB_LEN = 8  # TIRIndenter.tab_len
 
 _STRING = (
-    r"""[rRbBuU]?(?:\"\"\".*?(?<!\\)(?:\\\\)*?\"\"\"|'''.*?(?<!\\)(?:\\\\)*?''')"""
+    r"""[rRbBuU]?(?s:\"\"\".*?(?<!\\)(?:\\\\)*?\"\"\"|'''.*?(?<!\\)(?:\\\\)*?''')"""
     r"""|[rRbBuU]?(?:"(?!"").*?(?<!\\)(?:\\\\)*?"|'(?!'').*?(?<!\\)(?:\\\\)*?')"""
 )
-_FLOAT = r"(?:(?:\d(?:_?\d)*\.(?:\d(?:_?\d)*)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d+)?|\d(?:_?\d)*[eE][+-]?\d+)"
+_DIGITS = r"\d(?:_?\d)*"
+_FLOAT = rf"(?:(?:{_DIGITS}\.(?:{_DIGITS})?|\.{_DIGITS})(?:[eE][+-]?\d+)?|{_DIGITS}[eE][+-]?\d+)"
 # operators longest first: the augmented assignments, then two-character operators
 _OPS = [
     "//=", "+=", "-=", "*=", "/=", "%=", "**", "//", "<<", ">>", ">=", "<=", "==", "!=",
@@ -41,21 +42,26 @@ _OPS = [
     "{", "}", ",", ":", ";", ".", "=", "@",
 ]  # fmt: skip
 
+# Blanks before a token are part of its match (one match per token, not two); the
+# token starts where its group starts.
 _SCANNER = re.compile(
-    "|".join(
+    r"[\t ]*(?:"
+    + "|".join(
         [
+            # "." before a digit starts a float (.5)
+            "(?P<OP>" + "|".join(re.escape(op) for op in _OPS if op != ".") + r"|\.(?!\d))",
+            # before NAME: r"..." is a string, not the name r
+            rf"(?P<STRING>{_STRING})",
+            r"(?P<NAME>[^\W\d]\w*)",
             r"(?P<NL>(?:\r?\n[\t ]*|#[^\n]*)+)",
-            r"(?P<WS>[\t ]+|\\[\t ]*\r?\n)",
             rf"(?P<FLOAT_NUMBER>{_FLOAT})(?![\w.])",
             r"(?P<HEX_NUMBER>0[xX](?:_?[0-9a-fA-F])+)(?![\w.])",
             r"(?P<DEC_NUMBER>0|[1-9](?:_?\d)*)(?![\w.])",
-            rf"(?P<STRING>{_STRING})",
-            r"(?P<NAME>[^\W\d]\w*)",
-            "(?P<OP>" + "|".join(re.escape(op) for op in _OPS) + ")",
-            r"(?P<OTHER>.)",
+            r"(?P<CONT>\\[\t ]*\r?\n)",
+            r"(?P<OTHER>(?s:.))",
         ]
-    ),
-    re.DOTALL,
+    )
+    + ")"
 )
 _OPEN = frozenset("([{")
 _CLOSE = frozenset(")]}")
@@ -70,11 +76,9 @@ def tokens(text: str) -> list:
     keywords = KEYWORDS
     for match in _SCANNER.finditer(text):
         kind = match.lastgroup
-        value = match.group()
-        start = match.start()
-        if kind == "NAME":
-            append(("KW" if value in keywords else "NAME", value, start, line, start - line_start + 1))
-        elif kind == "OP":
+        start, end = match.span(kind)
+        value = text[start:end]
+        if kind == "OP":
             append(("OP", value, start, line, start - line_start + 1))
             if value in _OPEN:
                 depth += 1
@@ -82,17 +86,18 @@ def tokens(text: str) -> list:
                 depth -= 1
                 if depth < 0:
                     raise Bail
+        elif kind == "NAME":
+            kind = "KW" if value in keywords else "NAME"
+            append((kind, value, start, line, start - line_start + 1))
         elif kind == "NL":
-            newlines = value.count("\n")
+            last = value.rfind("\n")
+            if last < 0:
+                raise Bail  # a comment at the very end: parse() pads the text with a newline
+            line += value.count("\n")
+            line_start = start + last + 1
             if depth == 0:
-                append(("NL", value, start, line, start - line_start + 1))
-            if newlines:
-                line += newlines
-                line_start = start + value.rindex("\n") + 1
-            elif depth == 0:
-                raise Bail  # a comment at the very end: not padded as parse() pads
-            if depth == 0:
-                indent_str = value[value.rindex("\n") + 1 :]
+                append(("NL", value, start, line, 0))
+                indent_str = value[last + 1 :]
                 indent = indent_str.count(" ") + indent_str.count("\t") * _TAB_LEN
                 if indent > levels[-1]:
                     levels.append(indent)
@@ -103,16 +108,15 @@ def tokens(text: str) -> list:
                         append(("DEDENT", "", start, line, 0))
                     if indent != levels[-1]:
                         raise Bail
-        elif kind == "WS":
-            if value[0] == "\\":
-                line += 1
-                line_start = match.end()
         elif kind == "STRING":
             append(("STRING", value, start, line, start - line_start + 1))
             newlines = value.count("\n")
             if newlines:
                 line += newlines
                 line_start = start + value.rindex("\n") + 1
+        elif kind == "CONT":
+            line += 1
+            line_start = end
         elif kind == "OTHER":
             raise Bail
         else:

@@ -187,7 +187,8 @@ class _Parser:
                 return Tree("annassign", [first, annotation, assigned])
             if value in _AUGOPS:
                 self.pos += 1
-                return Tree("augassign", [first, _token("AUGOP", self.toks[self.pos - 1]), self.test()])
+                operator = _token("AUGOP", self.toks[self.pos - 1])
+                return Tree("augassign", [first, operator, self.test()])
         targets = self.testlist(first)
         if self.at_op("="):
             self.pos += 1
@@ -489,7 +490,8 @@ class _Parser:
 
     def argument(self):
         kind, value = self.toks[self.pos][:2]
-        if kind == "NAME" and self.toks[self.pos + 1][1] == "=" and self.toks[self.pos + 1][0] == "OP":
+        after = self.toks[self.pos + 1]
+        if kind == "NAME" and after[1] == "=" and after[0] == "OP":
             name = self.name()
             self.pos += 1
             return Tree("kwarg", [name, self.test()])
