@@ -23,6 +23,7 @@ from tilelang.backends.c.codegen_c import _helper
 from tilelang.backends.c.literals import c_comment, c_float_literal, half_value
 from tilelang.backends.c.names import ScopedNames, sanitize
 from tilelang.backends.cuda.split import DeviceFunction, Kernel, split_host_device
+from tilelang.backends.cuda.wrapping import WrappingIntegers
 
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
@@ -43,8 +44,9 @@ CUDA_NAMES = frozenset(
 MAX_STATIC_SHARED_BYTES = 48 * 1024
 
 
-class CUDAPrinter(CLikePrinter):
-    """The CUDA C++ dialect of the C-like printer (see the module docstring)."""
+class CUDAPrinter(WrappingIntegers, CLikePrinter):
+    """The CUDA C++ dialect of the C-like printer (see the module docstring); signed
+    integer arithmetic wraps explicitly (nvcc has no ``-fwrapv``)."""
 
     type_names = {**CLikePrinter.type_names, "float16": "half"}
     popcount_builtin = "__popcll"
