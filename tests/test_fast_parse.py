@@ -5,6 +5,7 @@ benchmarks/bench_parse.py, not asserted here)."""
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from tilelang.parser.fast_lexer import Bail
 from tilelang.parser.grammar_loader import get_parser
 
 ROOT = Path(__file__).resolve().parent.parent
+#: TILELANG_FUZZ_SCALE=20 for release checks (README, "Developing")
+SCALE = int(os.environ.get("TILELANG_FUZZ_SCALE", "1"))
 TIR_FILES = sorted(p for folder in ("samples", "tests") for p in (ROOT / folder).rglob("*.tir"))
 
 EVERY_FORM = '''from tvm.script import ir as I
@@ -131,7 +134,7 @@ def test_mutants_give_larks_tree_or_are_declined():
               "as", "#", '"', "\\\n", "1", ".", "lambda", "*", "@", "'''", "\t"]  # fmt: skip
     sources = [padded(p.read_text()) for p in TIR_FILES[:6]] + [padded(EVERY_FORM)]
     accepted = 0
-    for _ in range(300):
+    for _ in range(300 * SCALE):
         text = rng.choice(sources)
         for _ in range(rng.randint(1, 3)):
             at = rng.randrange(len(text))
@@ -146,7 +149,7 @@ def test_mutants_give_larks_tree_or_are_declined():
         assert expected is not None, repr(text)
         assert_same_tree(expected, got)
         accepted += 1
-    assert accepted > 30  # the property was exercised, not only declined
+    assert accepted > 30 * SCALE  # the property was exercised, not only declined
 
 
 def _declined(text):
@@ -214,3 +217,21 @@ def test_a_large_program_reports_errors_at_the_right_line():
     with pytest.raises(TIRSyntaxError) as info:
         parse("\n".join(lines) + "\n", "big.tir")
     assert info.value.line == 2501
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'x = "é" + ü\n',
+        "ünï = f(a, b)  # ç\ny = ünï\n",
+        "x = 'a\\'b'\n",
+        "x = b'x' r'y'\n",
+        "if x:\n\ty = 1\n        z = 2\n",
+        "x = (1 +\n  2)\n",
+        "x = [\n]\n",
+        "x = 1 \\\n  + 2\n",
+        "\n\n# only a comment\n\nx = 1\n",
+    ],
+)
+def test_odd_spellings_give_larks_tree(text):
+    assert_same_tree(get_parser().parse(text), fast_parse.parse_tree(text))
