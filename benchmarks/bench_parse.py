@@ -1,6 +1,7 @@
 """Parser speed: warm parse of mm_relu, generated files of 1k/10k/100k lines, nests of
-blocks 250/500/1000 deep, a 10 MB file (time and peak memory, in a fresh process), and
-the cold ``tilec samples/mm_relu.tir --emit tir`` process.
+blocks 250/500/1000 deep, 1 MB and 10 MB files (time and peak memory, in a fresh process,
+side by side: the fast front end vs Lark alone, and the parse tree vs building the IR),
+and the cold ``tilec samples/mm_relu.tir --emit tir`` process.
 
     python benchmarks/bench_parse.py            # all figures
     python benchmarks/bench_parse.py --quick    # skip the 100k-line and 10 MB files
@@ -77,29 +78,51 @@ def nested_blocks(depth: int) -> str:
 
 
 _BIG_FILE = """
-import resource, sys, time
+import gc, resource, sys, time
 sys.path.insert(0, {folder!r})
 from bench_parse import generated_program
 import tilelang
+from tilelang.parser import fast_parse
+from tilelang.parser.fast_lexer import Bail
+from tilelang.parser.grammar_loader import get_parser
+if {lark_only!r}:
+    def _decline(text):
+        raise Bail
+    fast_parse.parse_tree = _decline  # every parse goes to Lark, as before the fast path
 tilelang.parse(generated_program(100))
 text = generated_program({lines})
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-start = time.perf_counter()
+gc.disable()  # as parse() does
+start, cpu = time.perf_counter(), time.process_time()
+try:
+    tree = fast_parse.parse_tree(text)
+except Bail:
+    tree = get_parser().parse(text)
+tree_seconds = time.perf_counter() - start
+tree_cpu = time.process_time() - cpu
+del tree
+gc.enable()
+start, cpu = time.perf_counter(), time.process_time()
 tilelang.parse(text)
-seconds = time.perf_counter() - start
+seconds, parse_cpu = time.perf_counter() - start, time.process_time() - cpu
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(len(text), text.count(chr(10)), seconds, (peak - before) * 1024)
+print(len(text), text.count(chr(10)), seconds, tree_seconds, (peak - before) * 1024,
+      parse_cpu, tree_cpu)
 """
 
 
-def big_file(megabytes: float) -> tuple[int, int, float, int]:
-    """``(bytes, lines, seconds, peak memory growth in bytes)`` of parsing a generated
-    file of about ``megabytes`` MB, in a fresh process (so the peak is this parse's)."""
+def big_file(megabytes: float, lark_only: bool = False) -> tuple:
+    """``(bytes, lines, seconds, tree seconds, peak memory growth in bytes, CPU seconds,
+    tree CPU seconds)`` of parsing a generated file of about ``megabytes`` MB, in a
+    fresh process (so the peak is this parse's); ``lark_only`` parses with Lark alone
+    (the front end before the fast one). CPU time is the figure to compare on a shared
+    machine, where wall time also counts the other processes' turns."""
     lines = int(megabytes * 1e6 / (len(_UNIT) / _UNIT_LINES))
-    code = _BIG_FILE.format(folder=str(Path(__file__).parent), lines=lines)
+    code = _BIG_FILE.format(folder=str(Path(__file__).parent), lines=lines, lark_only=lark_only)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    size, count, seconds, memory = out.stdout.split()
-    return int(size), int(count), float(seconds), int(memory)
+    size, count, seconds, tree_seconds, memory, cpu, tree_cpu = out.stdout.split()
+    return (int(size), int(count), float(seconds), float(tree_seconds), int(memory),
+            float(cpu), float(tree_cpu))  # fmt: skip
 
 
 def timed(fn, repeat: int) -> float:
@@ -145,10 +168,16 @@ def main() -> None:
         seconds = timed(lambda p=program: tilelang.parse(p), 3)
         print(f"blocks nested {depth:>4} deep: {seconds:.3f} s, {depth / seconds:,.0f} levels/s")
 
-    if not args.quick:
-        size, count, seconds, memory = big_file(10)
-        print(f"{size / 1e6:.1f} MB file ({count:,} lines): {seconds:.1f} s, peak memory "
-              f"+{memory / 1e6:,.0f} MB ({memory / size:.0f} bytes per source byte)")  # fmt: skip
+    for megabytes in (1,) if args.quick else (1, 10):
+        rows = {name: big_file(megabytes, name == "lark") for name in ("fast", "lark")}
+        for name, (size, count, seconds, tree_s, memory, cpu, tree_cpu) in rows.items():
+            print(f"{size / 1e6:.1f} MB file ({count:,} lines), {name:>4} front end: "
+                  f"{seconds:.2f} s (tree {tree_s:.2f} s), CPU {cpu:.2f} s (tree "
+                  f"{tree_cpu:.2f} s), peak memory +{memory / 1e6:,.0f} MB "
+                  f"({memory / size:.0f} B/source byte)")  # fmt: skip
+        fast, lark = rows["fast"], rows["lark"]
+        print(f"  {megabytes} MB fast/lark CPU: parse {fast[5] / lark[5]:.2f}x, "
+              f"tree {fast[6] / lark[6]:.2f}x")  # fmt: skip
 
     cold = cold_tilec()
     print(f"cold `tilec samples/mm_relu.tir --emit tir`: {cold:.3f} s (median of 5; bar 0.4 s)")

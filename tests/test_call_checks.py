@@ -82,21 +82,26 @@ def f(A: T.Buffer((4,), "float32"), n: T.int32):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_more_elements_than_int32_indices_reach(tmp_path, target):
-    """A sparse 2 GiB file mapped as int8: refused before anything reads it."""
+def test_more_elements_than_int32_indices_reach_are_indexed_in_int64(tmp_path, target):
+    """A sparse 2 GiB file mapped as int8, (2**30 + 1, 2) elements: the last element's
+    flat index is 2**31 + 1, past int32; it is computed in int64 and lands there."""
     path = tmp_path / "big.bin"
+    rows = 2**30 + 1
     with open(path, "wb") as handle:
-        handle.truncate(2**31)
-    big = np.memmap(path, dtype="int8", mode="r+", shape=(2**30, 2))
+        handle.truncate(rows * 2)
+    big = np.memmap(path, dtype="int8", mode="r+", shape=(rows, 2))
     text = """
 @T.prim_func
 def f(a: T.handle, n: T.int32):
     A = T.match_buffer(a, (n, 2), "int8")
-    A[n - 1, 1] = T.int8(1)
+    A[n - 1, 1] = A[n - 1, 0] + T.int8(5)
+    A[0, 0] = T.int8(3)
 """
+    big[rows - 1, 0] = 2
     lib = tilelang.build(parse(text), target=target)
-    with pytest.raises(ArgumentError, match="more than int32 indices reach"):
-        lib["f"](big, 2**30)
+    lib["f"](big, rows)
+    assert big[rows - 1, 1] == 7 and big[0, 0] == 3 and big[0, 1] == 0
+    assert big[(rows - 1) - 2**30, 1] == 0  # where an int32 index would have wrapped to
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -388,8 +388,9 @@ class CLikePrinter(NodeFunctor):
         fmt = self.intrinsic_formats.get(op.op)
         if fmt is not None:
             args = [self.expr(a) for a in op.args]
-            if op.op == "shift_left" and isinstance(op.args[0], E.IntImm):
-                # a bare literal is an int: ``1 << 40`` must shift a 64-bit one
+            if op.op in ("shift_left", "shift_right") and isinstance(op.args[0], E.IntImm):
+                # a bare literal is an int: ``1 << 40`` must shift a 64-bit one (and
+                # ``975459200 >> 57`` too: shifting an int by 57 is undefined)
                 args[0] = f"(({self.type_name(op.dtype)}){args[0]})"
             return self.narrow(op.dtype, fmt.format(*args))
         if op.op == "popcount":  # set bits at the value's width (two's complement)

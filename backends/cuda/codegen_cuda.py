@@ -26,6 +26,7 @@ from tilelang.backends.cuda import async_copy
 from tilelang.backends.cuda.split import DeviceFunction, Kernel, split_host_device
 from tilelang.backends.cuda.vectorize import VectorPrinter, vector_buffers
 from tilelang.backends.cuda.wmma import fragment_declaration, print_fragment_call
+from tilelang.backends.cuda.wrapping import WrappingIntegers
 
 from tilelang.analysis.fragments import FRAGMENT_ARGS, FRAGMENT_KINDS, collect_fragments
 from tilelang.errors import BuildError
@@ -47,9 +48,10 @@ CUDA_NAMES = frozenset(
 MAX_STATIC_SHARED_BYTES = 48 * 1024
 
 
-class CUDAPrinter(VectorPrinter, CLikePrinter):
+class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
     """The CUDA C++ dialect of the C-like printer (see the module docstring); vectorised
-    loops print through vector types where they can (:mod:`.vectorize`)."""
+    loops print through vector types where they can (:mod:`.vectorize`); signed integer
+    arithmetic wraps explicitly (nvcc has no ``-fwrapv``, :mod:`.wrapping`)."""
 
     type_names = {**CLikePrinter.type_names, "float16": "half"}
     popcount_builtin = "__popcll"

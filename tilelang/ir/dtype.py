@@ -68,11 +68,7 @@ class DataType(str):
 
     def value_range(self) -> tuple[int, int]:
         """The least and greatest value of an integer or bool type (two's complement)."""
-        if self.code == "bool":
-            return 0, 1
-        if self.code == "uint":
-            return 0, 2**self.bits - 1
-        return -(2 ** (self.bits - 1)), 2 ** (self.bits - 1) - 1
+        return _value_range(self)
 
     def is_handle(self) -> bool:
         return self.code == "handle"
@@ -82,7 +78,7 @@ class DataType(str):
 
     def element_of(self) -> DataType:
         """The scalar type of one lane."""
-        return _make_dtype(self.code, self.bits, 1)
+        return _element_of(self)
 
     def with_lanes(self, lanes: int) -> DataType:
         return _make_dtype(self.code, self.bits, lanes)
@@ -117,6 +113,24 @@ def _parse(text: str) -> DataType:
     if lanes is not None and int(lanes) < 2:
         raise DataTypeError(f"invalid dtype {text!r}: a vector needs at least 2 lanes")
     return DataType._make(text)
+
+
+# Memoised per type: the parser and every pass ask these of the same few dtypes
+# hundreds of thousands of times.
+@cache
+def _value_range(dtype: DataType) -> tuple[int, int]:
+    code, bits, _ = _split(dtype)
+    if code == "bool":
+        return 0, 1
+    if code == "uint":
+        return 0, 2**bits - 1
+    return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+
+
+@cache
+def _element_of(dtype: DataType) -> DataType:
+    code, bits, lanes = _split(dtype)
+    return dtype if lanes == 1 else _make_dtype(code, bits, 1)
 
 
 @cache

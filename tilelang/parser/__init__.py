@@ -41,8 +41,10 @@ def parse(
 
     from tilelang.ir.dtype import DataTypeError
     from tilelang.ir.expr import TIRTypeError
+    from tilelang.parser import fast_parse
     from tilelang.parser.builder import build_file
     from tilelang.parser.diagnostics import SourceInfo, TIRLocatedTypeError, syntax_error
+    from tilelang.parser.fast_lexer import Bail
     from tilelang.parser.grammar_loader import get_parser
 
     if not isinstance(text, str):
@@ -63,11 +65,16 @@ def parse(
     old_limit = sys.getrecursionlimit()
     builder_state = {}
     try:
-        try:
-            tree = parser.parse(padded)
-        except LarkError as exc:
-            raise syntax_error(exc, source, parser.parse) from None
         sys.setrecursionlimit(max(old_limit, _BUILD_RECURSION_LIMIT))
+        try:
+            # the fast front end builds Lark's tree; what it declines (errors, rare
+            # forms) Lark parses, so trees and diagnostics are Lark's either way
+            tree = fast_parse.parse_tree(padded)
+        except Bail:
+            try:
+                tree = parser.parse(padded)
+            except LarkError as exc:
+                raise syntax_error(exc, source, parser.parse) from None
         return build_file(tree, source, constants, builder_state, aliases)
     except RecursionError:
         where = getattr(builder_state.get("builder"), "last_tree", None)

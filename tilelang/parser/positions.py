@@ -45,11 +45,32 @@ def _edge_token(node, order, memo: str) -> Token | None:
 
 def first_token(node) -> Token | None:
     """The leftmost token under ``node`` (a Tree or a Token), or None."""
+    # most walks are a few steps: taken directly, without the memo's bookkeeping
+    walked = node
+    for _ in range(_MEMO_DEPTH):
+        if type(walked) is not Tree:
+            return walked if isinstance(walked, Token) else None
+        for child in walked.children:
+            if child is not None:
+                walked = child
+                break
+        else:
+            return None
     return _edge_token(node, iter, "_tl_first_token")
 
 
 def last_token(node) -> Token | None:
     """The rightmost token under ``node``, or None."""
+    walked = node
+    for _ in range(_MEMO_DEPTH):
+        if type(walked) is not Tree:
+            return walked if isinstance(walked, Token) else None
+        for child in reversed(walked.children):
+            if child is not None:
+                walked = child
+                break
+        else:
+            return None
     return _edge_token(node, reversed, "_tl_last_token")
 
 

@@ -120,7 +120,6 @@ class Signature:
                 checked.append(value)
                 continue
             array = self.check_array(label, buffer, arg)
-            _check_index_width(label, buffer, array)
             if self.writes.get(id(param)) and not array.flags.writeable:
                 raise ArgumentError(f"{label}: the array is read-only but {self.name} writes it")
             self._match_layout(label, buffer, array, values, origin, deferred)
@@ -255,21 +254,6 @@ def _check_array(label: str, buffer, arg) -> np.ndarray:
     if array.dtype != expected:
         raise ArgumentError(f"{label}: expected dtype {buffer.dtype}, got {array.dtype}")
     return array
-
-
-def _check_index_width(label: str, buffer, array) -> None:
-    """Flat indices are computed in the type of the buffer's shape: an array with more
-    elements than int32 counts needs int64 dimensions, or an index would wrap."""
-    size = int(np.prod(array.shape, dtype=np.int64)) if hasattr(array, "shape") else 0
-    if size > 2**31 - 1 and any(_dim_bits(dim) < 64 for dim in buffer.shape):
-        raise ArgumentError(
-            f"{label}: {size} elements are more than int32 indices reach; declare "
-            f"buffer {buffer.name}'s shape with T.int64 dimensions"
-        )
-
-
-def _dim_bits(dim) -> int:
-    return dim.dtype.bits if hasattr(dim, "dtype") else 32
 
 
 def _check_scalar(label: str, dtype, value):

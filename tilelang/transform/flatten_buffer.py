@@ -6,6 +6,11 @@ index. Each data variable gets one flat buffer ``(size,)`` with no strides and n
 offset, sharing the original ``data`` var; for a parameter that var is
 ``buffer_map[param].data`` (``buffer_map`` itself keeps the N-D buffers the runtime
 checks arrays against). ``Allocate`` extents become the single flat size.
+
+Flat indices are computed in the type of the buffer's shape, widened to int64 where a
+flat index may pass int32's range (a ``(65536, 32769)`` buffer, or ``(n, m)`` with
+``int32`` variables): each dimension's index fits its int32 extent, but their
+combination would wrap on every backend. See :func:`index_dtype`.
 """
 
 from __future__ import annotations
@@ -20,31 +25,91 @@ from tilelang.ir.convert import binary, const_int_value
 from tilelang.ir.functor import StmtExprMutator
 from tilelang.transform.pass_infra import prim_func_pass
 
+_INT32_MAX = 2**31 - 1
 
-def _strides(buffer: Buffer) -> tuple:
-    return buffer.strides if buffer.strides else dense_strides(buffer.shape)
+
+def _widen(expr, dtype: str):
+    """``expr`` (an integer expression or Python int) as ``dtype`` when it is narrower."""
+    if isinstance(expr, int):
+        return E.IntImm(dtype, expr)
+    if expr.dtype == dtype or expr.dtype.bits >= 64:
+        return expr
+    value = const_int_value(expr)
+    return E.IntImm(dtype, value) if value is not None else E.Cast(dtype, expr)
+
+
+def _largest_flat_index(buffer: Buffer) -> int | None:
+    """The largest flat index of ``buffer`` as a Python int, or None when unknown."""
+    offset = const_int_value(buffer.elem_offset)
+    if offset is None:
+        return None
+    if not buffer.strides and len(buffer.shape) == 1:
+        extent = const_int_value(buffer.shape[0])
+        # a symbolic extent is itself a value of the (at most 32-bit) index type
+        return offset + (_INT32_MAX if extent is None else extent - 1)
+    extents = [const_int_value(e) for e in buffer.shape]
+    if buffer.strides:
+        strides = [const_int_value(s) for s in buffer.strides]
+    else:
+        strides, running = [], 1
+        for extent in reversed(extents):
+            strides.append(running)
+            running = None if running is None or extent is None else running * extent
+        strides.reverse()
+    if None in extents or None in strides:
+        return None
+    return offset + sum((e - 1) * s for e, s in zip(extents, strides) if e > 0)
+
+
+def index_dtype(buffer: Buffer) -> str:
+    """The type ``buffer``'s flat indices are computed in: its shape's, or int64 when
+    a flat index may not fit int32 (the largest one is unknown or past 2**31 - 1)."""
+    parts = (*buffer.shape, *buffer.strides, buffer.elem_offset)
+    if any(getattr(part, "dtype", None) is not None and part.dtype.bits == 64 for part in parts):
+        return "int64"
+    largest = _largest_flat_index(buffer)
+    return "int32" if largest is not None and largest <= _INT32_MAX else "int64"
+
+
+def _strides(buffer: Buffer, dtype: str) -> tuple:
+    if buffer.strides:
+        return tuple(_widen(s, dtype) for s in buffer.strides)
+    if dtype == "int64":
+        return dense_strides(tuple(_widen(e, dtype) for e in buffer.shape))
+    return dense_strides(buffer.shape)
 
 
 def flat_size(buffer: Buffer) -> E.PrimExpr:
     """Elements from the data pointer to the buffer's last element, inclusive."""
+    dtype = index_dtype(buffer)
     if not buffer.strides and const_int_value(buffer.elem_offset) == 0:
+        if dtype == "int64":
+            total = _widen(1, dtype)
+            for extent in buffer.shape:
+                total = binary("mul", total, _widen(extent, dtype))
+            return total
         return buffer.total_elements()
-    size = binary("add", buffer.elem_offset, 1)
-    for extent, stride in zip(buffer.shape, _strides(buffer)):
-        size = binary("add", size, binary("mul", binary("sub", extent, 1), stride))
+    size = binary("add", _widen(buffer.elem_offset, dtype), _widen(1, dtype))
+    for extent, stride in zip(buffer.shape, _strides(buffer, dtype)):
+        last = binary("sub", _widen(extent, dtype), _widen(1, dtype))
+        size = binary("add", size, binary("mul", last, stride))
     return size
 
 
 def flat_index(buffer: Buffer, indices) -> E.PrimExpr:
-    """The element offset of ``buffer[indices]`` from the data pointer."""
+    """The element offset of ``buffer[indices]`` from the data pointer (computed in
+    :func:`index_dtype`)."""
+    dtype = index_dtype(buffer)
     if not indices:
-        return buffer.elem_offset
+        return _widen(buffer.elem_offset, dtype)
     index = None
-    for ix, stride in zip(indices, _strides(buffer)):
+    for ix, stride in zip(indices, _strides(buffer, dtype)):
+        if dtype == "int64":
+            ix = _widen(ix, dtype)
         term = ix if const_int_value(stride) == 1 else binary("mul", ix, stride)
         index = term if index is None else binary("add", index, term)
     if const_int_value(buffer.elem_offset) != 0:
-        index = binary("add", index, buffer.elem_offset)
+        index = binary("add", index, _widen(buffer.elem_offset, dtype))
     return index
 
 
@@ -63,7 +128,7 @@ class _Flatten(StmtExprMutator):
                 buffer.dtype,
                 (simplify(flat_size(buffer)),),
                 (),
-                E.IntImm(_index_dtype(buffer), 0),
+                E.IntImm(index_dtype(buffer), 0),
                 buffer.scope,
                 buffer.offset_factor,
                 buffer.data_alignment,
@@ -104,12 +169,6 @@ class _Flatten(StmtExprMutator):
             for extent in op.extents:
                 size = binary("mul", size, extent)
         return attrs.evolve(op, extents=(simplify(size),), body=body)
-
-
-def _index_dtype(buffer: Buffer) -> str:
-    for extent in buffer.shape:
-        return extent.dtype
-    return "int32"
 
 
 def flatten_buffer(func):

@@ -1,0 +1,147 @@
+"""Running generated CUDA kernels on the CPU, for tests on machines without a GPU.
+
+The CUDA backend's source is C++ with a few CUDA words; with those words defined
+(``__global__`` as nothing, ``threadIdx``/``blockIdx`` as host variables) the host C++
+compiler builds it into a program (:class:`HostProgram`) that calls each kernel once
+per (block, thread) index, one after another. That is faithful for kernels whose
+threads do not cooperate (no barriers, no shared memory), which is what the integer
+semantics tests need: the arithmetic text nvcc would compile is compiled and run, with
+``-fsanitize=undefined`` so that any undefined behaviour the text still has (a signed
+overflow, a shift of a negative value) stops the run instead of passing by luck.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from tilelang.ir import expr as E
+
+_PRELUDE = r"""
+#include <stdint.h>
+struct tl_dim3 { unsigned int x, y, z; };
+static tl_dim3 threadIdx, blockIdx;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __syncthreads() do {} while (0)
+#define __popcll __builtin_popcountll
+static void tl_set_index(unsigned bx, unsigned by, unsigned bz,
+                             unsigned tx, unsigned ty, unsigned tz) {
+  blockIdx.x = bx; blockIdx.y = by; blockIdx.z = bz;
+  threadIdx.x = tx; threadIdx.y = ty; threadIdx.z = tz;
+}
+"""
+
+SANITIZE = ["-fsanitize=undefined", "-fno-sanitize-recover=all"]
+
+
+class HostRunError(RuntimeError):
+    """The emulated kernels failed (undefined behaviour found by the sanitizer)."""
+
+
+def host_compiler() -> str | None:
+    """The C++ compiler used (``c++`` or ``g++`` on the PATH), or None."""
+    return shutil.which("c++") or shutil.which("g++")
+
+
+class HostProgram:
+    """The kernels of one CUDA build compiled into a host executable; :meth:`run` runs
+    one PrimFunc of it on NumPy arrays (in a child process: the sanitizer aborts)."""
+
+    def __init__(self, cuda_module, folder, flags=("-O2",)):
+        backend = getattr(cuda_module, "backend_module", cuda_module)
+        source = backend.get_source()
+        if any(word in source for word in ("__shared__", "cuda_fp16.h")):
+            raise ValueError("the host emulation runs kernels without shared memory or half")
+        self.folder = Path(folder)
+        self.functions = backend.functions
+        cpp = self.folder / "kernels.cpp"
+        cpp.write_text(_PRELUDE + source + _main(backend.functions))
+        self.executable = self.folder / "kernels"
+        command = [host_compiler(), "-std=c++17", *flags, *SANITIZE, "-o", str(self.executable)]
+        subprocess.run([*command, str(cpp)], check=True, capture_output=True, text=True)
+
+    def run(self, name: str, arrays: list) -> None:
+        """Runs PrimFunc ``name`` on ``arrays`` (its parameters' arrays, in order),
+        writing results back into them."""
+        for index, array in enumerate(arrays):
+            np.ascontiguousarray(array).tofile(self.folder / f"arg{index}.bin")
+        done = subprocess.run(
+            [str(self.executable), name, str(self.folder)], capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise HostRunError(f"{name} failed on the host: {done.stderr.strip()}")
+        for index, array in enumerate(arrays):
+            array[...] = np.fromfile(self.folder / f"arg{index}.bin", dtype=array.dtype).reshape(
+                array.shape
+            )
+
+
+def _main(functions) -> str:
+    """A ``main(name, folder)`` that loads the arrays, runs ``name``'s kernels over
+    their grids and writes the arrays back."""
+    lines = [
+        "#include <stdio.h>",
+        "#include <stdlib.h>",
+        "#include <string.h>",
+        "static char* tl_load(const char* folder, int i, long* size) {",
+        '  char path[4096]; snprintf(path, sizeof path, "%s/arg%d.bin", folder, i);',
+        '  FILE* f = fopen(path, "rb"); fseek(f, 0, SEEK_END); *size = ftell(f);',
+        "  fseek(f, 0, SEEK_SET); char* data = (char*)malloc(*size + 1);",
+        "  if (fread(data, 1, *size, f) != (size_t)*size) exit(3); fclose(f); return data;",
+        "}",
+        "static void tl_store(const char* folder, int i, char* data, long size) {",
+        '  char path[4096]; snprintf(path, sizeof path, "%s/arg%d.bin", folder, i);',
+        '  FILE* f = fopen(path, "wb"); fwrite(data, 1, size, f); fclose(f);',
+        "}",
+        "int main(int argc, char** argv) {",
+        "  if (argc != 3) return 2;",
+    ]
+    for name, function in functions.items():
+        count = len(function.params)
+        position = {}
+        for index, param in enumerate(function.params):
+            buffer = function.buffer_map.get(param)
+            if buffer is not None:
+                position[id(buffer.data)] = (index, buffer.dtype)
+        lines.append(f'  if (strcmp(argv[1], "{name}") == 0) {{')
+        lines.append(f"    char* a[{count}]; long n[{count}];")
+        lines.append(f"    for (int i = 0; i < {count}; ++i) a[i] = tl_load(argv[2], i, &n[i]);")
+        for kernel in function.device.kernels:
+            arguments = []
+            for var in kernel.params:
+                if id(var) not in position:
+                    raise ValueError(f"kernel parameter {var.name} is not a buffer of {name}")
+                index, dtype = position[id(var)]
+                arguments.append(f"({_C_TYPES[str(dtype.element_of())]}*)a[{index}]")
+            grid = []
+            for extent in kernel.grid:
+                if not isinstance(extent, E.IntImm):
+                    raise ValueError("the host emulation needs a constant grid")
+                grid.append(extent.value)
+            loops = zip(("bz", "by", "bx", "tz", "ty", "tx"), (*grid[::-1], *kernel.block[::-1]))
+            for variable, extent in loops:
+                lines.append(
+                    f"    for (unsigned {variable} = 0; {variable} < {extent}u; ++{variable})"
+                )
+            lines.append("    { tl_set_index(bx, by, bz, tx, ty, tz);")
+            lines.append(f"      {kernel.name}({', '.join(arguments)}); }}")
+        lines.append(f"    for (int i = 0; i < {count}; ++i) tl_store(argv[2], i, a[i], n[i]);")
+        lines.append("    return 0;")
+        lines.append("  }")
+    lines += ["  return 2;", "}"]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+_C_TYPES = {
+    "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+    "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
+    "uint64": "uint64_t", "float32": "float", "float64": "double",
+}  # fmt: skip
+
+__all__ = ["HostProgram", "HostRunError", "host_compiler"]
