@@ -25,7 +25,10 @@ SAMPLES = sorted((Path(__file__).parent.parent / "samples").glob("*.tir"))
 SCALE = int(os.environ.get("TILELANG_FUZZ_SCALE", "1"))
 MUTATIONS = 5_000 * SCALE
 SEED = 20_241_121 + SCALE - 1
-TIME_BUDGET_S = 60 * SCALE
+#: a mutant whose parse takes this long did unbounded work (a huge literal evaluated,
+#: a blow-up): a correctness bug, not a performance figure, so the bound is generous
+#: enough for a loaded machine (a sample parses in milliseconds)
+HANG_S = 10.0
 
 _TOKEN = re.compile(r"\s+|\w+|\"[^\"\n]*\"|\*\*|//|<=|>=|==|!=|.", re.DOTALL)
 _ODD_CHARACTERS = [":", "(", ")", "[", "]", ",", "=", "\t", "\n", "    ", "#", '"', "\\", "é", "\0"]
@@ -70,9 +73,9 @@ def test_mutants_parse_or_fail_with_a_diagnostic():
     rng = random.Random(SEED)
     texts = [path.read_text() for path in SAMPLES]
     outcomes = {"parsed": 0, "diagnostic": 0}
-    start = time.perf_counter()
     for number in range(MUTATIONS):
         mutant = mutate(rng, rng.choice(texts))
+        start = time.perf_counter()
         try:
             result = parse_bytes(mutant, "mutant.tir")
         except (TIRSyntaxError, TIRTypeError) as exc:
@@ -88,8 +91,8 @@ def test_mutants_parse_or_fail_with_a_diagnostic():
         else:
             assert isinstance(result, IRModule)
             outcomes["parsed"] += 1
-    elapsed = time.perf_counter() - start
+        elapsed = time.perf_counter() - start
+        assert elapsed < HANG_S, f"mutant {number} took {elapsed:.1f} s to reject or parse"
     assert sum(outcomes.values()) == MUTATIONS
     # both outcomes occur: the mutations are neither all harmless nor all fatal
     assert outcomes["parsed"] > 0 and outcomes["diagnostic"] > MUTATIONS // 2
-    assert elapsed < TIME_BUDGET_S, f"{MUTATIONS} mutants took {elapsed:.1f} s"
