@@ -154,13 +154,41 @@ def _with_root(func):
     return func.with_body(S.BlockRealize((), E.IntImm("bool", 1), root))
 
 
-def _consumer_ids(tree, primitive, names) -> frozenset:
-    """The blocks named by ``names`` and the blocks nested in them."""
+def _consumer_ids(tree, primitive, names, target, scope_realize) -> frozenset:
+    """The blocks named by ``names`` and the blocks nested in them; each must lie in
+    the scope of ``target`` (the block cache_read / cache_write is applied to), not
+    around it."""
     out = set()
     for name in names:
         realize = find_block(tree, name, primitive)
+        if realize is not target and (
+            not tree.is_ancestor(scope_realize, realize) or tree.is_ancestor(realize, target)
+        ):
+            raise schedule_error(
+                primitive,
+                block_subject(target),
+                f"consumer block {name!r} is not a block of its scope "
+                f"{scope_realize.block.name_hint!r}",
+            )
         out.update(id(r.block) for r in tree.blocks_under(realize))
     return frozenset(out)
+
+
+def _check_after_writer(primitive, subject, tree, writer, names, buffer) -> None:
+    """A block asked to read the cache must read it after the writer: one reading the
+    buffer before (its old values) would read a cache not yet filled (TVM does not
+    check)."""
+    for name in names:
+        realize = find_block(tree, name, primitive)
+        if realize is writer or not declared(realize.block, buffer, False):
+            continue
+        if tree.order.index(realize) < tree.order.index(writer):
+            raise schedule_error(
+                primitive,
+                subject,
+                f"consumer block {name!r} reads {buffer.name} before its writer "
+                f"{writer.block.name_hint!r}, so it cannot read the cache",
+            )
 
 
 def _writers(tree, scope_realize, buffer) -> list:
@@ -210,7 +238,7 @@ def cache_read(func, name, index, scope, consumers=()):
     buffer = _pick("cache_read", realize, index, _regions(realize.block)[0], "read")
     scope_realize = tree.scope_realize(realize)
     scope_block = scope_realize.block
-    consumer_ids = _consumer_ids(tree, "cache_read", consumers)
+    consumer_ids = _consumer_ids(tree, "cache_read", consumers, realize, scope_realize)
     writers = _writers(tree, scope_realize, buffer)
     if len(writers) > 1:
         names = ", ".join(repr(r.block.name_hint) for r in writers)
@@ -219,7 +247,14 @@ def cache_read(func, name, index, scope, consumers=()):
         )
     if writers:
         writer = writers[0]
-        related = set(consumer_ids) or _raw_consumers(tree, scope_realize, writer, buffer)
+        _check_after_writer("cache_read", subject, tree, writer, consumers, buffer)
+        # the copy goes before the first consumer that really reads the buffer
+        readers = {
+            id(r.block)
+            for r in tree.order
+            if id(r.block) in consumer_ids and declared(r.block, buffer, False)
+        }
+        related = readers if consumer_ids else _raw_consumers(tree, scope_realize, writer, buffer)
         loc, pos = detect_location(scope_block, writer.block, related)
         (produced,) = declared(writer.block, buffer, True)[:1]
         region = relax_region(tree, writer, produced, loc)
@@ -342,7 +377,8 @@ def cache_write(func, name, index, scope, consumers=()):
         raise schedule_error(
             "cache_write", subject, f"a plain loop in its loop nest also accesses {buffer.name}"
         )
-    consumer_ids = _consumer_ids(tree, "cache_write", consumers)
+    consumer_ids = _consumer_ids(tree, "cache_write", consumers, realize, scope_realize)
+    _check_after_writer("cache_write", subject, tree, realize, consumers, buffer)
     related = _raw_consumers(tree, scope_realize, realize, buffer) - consumer_ids
     loc, pos = detect_location(scope_block, realize.block, related)
     (written,) = declared(realize.block, buffer, True)[:1]
