@@ -418,9 +418,8 @@ def test_cache_write_under_a_nested_where_needs_no_fill_but_alternatives_do():
 
 BEFORE_AND_AFTER = """
 @T.prim_func
-def main(X: T.Buffer((8,), "float32"), Y: T.Buffer((8,), "float32"),
-         Z: T.Buffer((8,), "float32")):
-    A = T.alloc_buffer((8,), "float32")
+def main(A: T.Buffer((8,), "float32"), X: T.Buffer((8,), "float32"),
+         Y: T.Buffer((8,), "float32"), Z: T.Buffer((8,), "float32")):
     for i in range(8):
         with T.block("old"):
             vi = T.axis.spatial(8, i)
@@ -435,27 +434,47 @@ def main(X: T.Buffer((8,), "float32"), Y: T.Buffer((8,), "float32"),
             Z[vi] = A[vi] + T.float32(3)
 """
 
+FOUR = ((8,), (8,), (8,), (8,))
 
-@pytest.mark.parametrize("primitive,target", [("cache_read", "new"), ("cache_write", "A")])
-def test_a_consumer_reading_before_the_writer_is_refused(primitive, target):
+
+def _same_four(before, after):
+    for got, want in zip(_run(after, FOUR), _run(before, FOUR)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def _order(sch):
+    items = sch.mod["main"].body.block.body.seq
+    return [Tree(sch.mod["main"]).blocks_under(it)[0].block.name_hint for it in items]
+
+
+def test_consumers_reading_before_the_writer_read_a_copy_made_first():
+    before = tilelang.parse(BEFORE_AND_AFTER)
+    sch = tilelang.Schedule(before)
+    sch.cache_read("old", 0, "local", consumer_blocks=["old"])
+    assert _order(sch) == ["A_local", "old", "A", "new"]  # TVM's in-place form
+    _same_four(before, sch.mod)
+
+
+@pytest.mark.parametrize(
+    "primitive,target,consumers",
+    [("cache_read", "new", ["old", "new"]), ("cache_write", "A", ["old"])],
+)
+def test_consumers_on_the_wrong_side_of_the_writer_are_refused(primitive, target, consumers):
     sch = tilelang.Schedule(tilelang.parse(BEFORE_AND_AFTER))
     old = sch.mod["main"]
-    with pytest.raises(ScheduleError, match="reads A before its writer 'A'"):
-        getattr(sch, primitive)(target, 0, "local", consumer_blocks=["old"])
+    with pytest.raises(ScheduleError, match="before"):
+        getattr(sch, primitive)(target, 0, "local", consumer_blocks=consumers)
     assert sch.mod["main"] is old
 
 
 def test_a_consumer_not_reading_the_buffer_does_not_move_the_copy():
     before = tilelang.parse(BEFORE_AND_AFTER)
     sch = tilelang.Schedule(before)
-    # "old" reads A but is not named; X's reader "A" is: the copy of A goes before "new"
+    # "old" reads A but is not named; the named "A" does not read it: the copy of A
+    # goes before "new"
     sch.cache_read("new", 0, "local", consumer_blocks=["new", "A"])
-    items = sch.mod["main"].body.block.body.seq
-    names = [Tree(sch.mod["main"]).blocks_under(it)[0].block.name_hint for it in items]
-    assert names == ["old", "A", "A_local", "new"]
-    # Z only: "old" reads A before anything writes it
-    got, want = _run(sch.mod, ((8,), (8,), (8,)))[2], _run(before, ((8,), (8,), (8,)))[2]
-    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert _order(sch) == ["old", "A", "A_local", "new"]
+    _same_four(before, sch.mod)
 
 
 def test_a_consumer_outside_the_scope_is_refused():

@@ -174,21 +174,46 @@ def _consumer_ids(tree, primitive, names, target, scope_realize) -> frozenset:
     return frozenset(out)
 
 
-def _check_after_writer(primitive, subject, tree, writer, names, buffer) -> None:
-    """A block asked to read the cache must read it after the writer: one reading the
-    buffer before (its old values) would read a cache not yet filled (TVM does not
-    check)."""
+def _check_consumer_order(primitive, subject, tree, scope_block, writer, names, buffer):
+    """The blocks asked to read the cache must all read the buffer after its writer,
+    or, for cache_read, all before it in statements of their own (the copy then goes
+    first and holds the old values, TVM's in-place form); otherwise some would read a
+    cache not yet filled or stale (TVM does not check)."""
+    items = body_items(scope_block.body)
+    w_top, w_at = _top_index(tree, items, writer), tree.order.index(writer)
+    sides = {}
     for name in names:
         realize = find_block(tree, name, primitive)
         if realize is writer or not declared(realize.block, buffer, False):
             continue
-        if tree.order.index(realize) < tree.order.index(writer):
+        top = _top_index(tree, items, realize)
+        if tree.order.index(realize) > w_at:
+            sides.setdefault("after", name)
+        elif primitive == "cache_read" and (top < w_top or _runs_once(tree, realize, writer)):
+            sides.setdefault("before", name)
+        else:
             raise schedule_error(
                 primitive,
                 subject,
                 f"consumer block {name!r} reads {buffer.name} before its writer "
-                f"{writer.block.name_hint!r}, so it cannot read the cache",
+                f"{writer.block.name_hint!r} (in its loop nest or for cache_write), so it "
+                "cannot read the cache",
             )
+    if len(sides) == 2:
+        raise schedule_error(
+            primitive,
+            subject,
+            f"consumer blocks {sides['before']!r} and {sides['after']!r} read {buffer.name} "
+            f"before and after its writer {writer.block.name_hint!r}: one cache cannot hold "
+            "both values",
+        )
+
+
+def _runs_once(tree, a, b) -> bool:
+    """Whether the loops around both ``a`` and ``b`` run once (no later iteration of
+    ``a`` can see what ``b`` wrote)."""
+    shared = [x for x in tree.ancestors(a) if isinstance(x, S.For) and tree.is_ancestor(x, b)]
+    return all(const_value(lp.extent) == 1 for lp in shared)
 
 
 def _writers(tree, scope_realize, buffer) -> list:
@@ -247,7 +272,7 @@ def cache_read(func, name, index, scope, consumers=()):
         )
     if writers:
         writer = writers[0]
-        _check_after_writer("cache_read", subject, tree, writer, consumers, buffer)
+        _check_consumer_order("cache_read", subject, tree, scope_block, writer, consumers, buffer)
         # the copy goes before the first consumer that really reads the buffer
         readers = {
             id(r.block)
@@ -378,7 +403,7 @@ def cache_write(func, name, index, scope, consumers=()):
             "cache_write", subject, f"a plain loop in its loop nest also accesses {buffer.name}"
         )
     consumer_ids = _consumer_ids(tree, "cache_write", consumers, realize, scope_realize)
-    _check_after_writer("cache_write", subject, tree, realize, consumers, buffer)
+    _check_consumer_order("cache_write", subject, tree, scope_block, realize, consumers, buffer)
     related = _raw_consumers(tree, scope_realize, realize, buffer) - consumer_ids
     loc, pos = detect_location(scope_block, realize.block, related)
     (written,) = declared(realize.block, buffer, True)[:1]
