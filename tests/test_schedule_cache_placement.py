@@ -12,6 +12,7 @@ import pytest
 import tilelang
 from tilelang.errors import ScheduleError
 from tilelang.ir import assert_structural_equal
+from tilelang.schedule.state import Tree
 
 # A writes A in chunks of 16 inside loop i, B reads each chunk in the same iteration,
 # C reads all of A after the loop.
@@ -413,3 +414,71 @@ def test_cache_write_under_a_nested_where_needs_no_fill_but_alternatives_do():
     sch.cache_write(sch.get_block("outer"), 0, "local")
     assert "C_local_in" in sch.mod["main"].script()
     _same_numbers(before, sch.mod, ((8, 8), (6, 5)))
+
+
+BEFORE_AND_AFTER = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), X: T.Buffer((8,), "float32"),
+         Y: T.Buffer((8,), "float32"), Z: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("old"):
+            vi = T.axis.spatial(8, i)
+            Y[vi] = A[vi] + T.float32(1)
+    for i in range(8):
+        with T.block("A"):
+            vi = T.axis.spatial(8, i)
+            A[vi] = X[vi] * T.float32(2)
+    for i in range(8):
+        with T.block("new"):
+            vi = T.axis.spatial(8, i)
+            Z[vi] = A[vi] + T.float32(3)
+"""
+
+FOUR = ((8,), (8,), (8,), (8,))
+
+
+def _same_four(before, after):
+    for got, want in zip(_run(after, FOUR), _run(before, FOUR)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def _order(sch):
+    items = sch.mod["main"].body.block.body.seq
+    return [Tree(sch.mod["main"]).blocks_under(it)[0].block.name_hint for it in items]
+
+
+def test_consumers_reading_before_the_writer_read_a_copy_made_first():
+    before = tilelang.parse(BEFORE_AND_AFTER)
+    sch = tilelang.Schedule(before)
+    sch.cache_read("old", 0, "local", consumer_blocks=["old"])
+    assert _order(sch) == ["A_local", "old", "A", "new"]  # TVM's in-place form
+    _same_four(before, sch.mod)
+
+
+@pytest.mark.parametrize(
+    "primitive,target,consumers",
+    [("cache_read", "new", ["old", "new"]), ("cache_write", "A", ["old"])],
+)
+def test_consumers_on_the_wrong_side_of_the_writer_are_refused(primitive, target, consumers):
+    sch = tilelang.Schedule(tilelang.parse(BEFORE_AND_AFTER))
+    old = sch.mod["main"]
+    with pytest.raises(ScheduleError, match="before"):
+        getattr(sch, primitive)(target, 0, "local", consumer_blocks=consumers)
+    assert sch.mod["main"] is old
+
+
+def test_a_consumer_not_reading_the_buffer_does_not_move_the_copy():
+    before = tilelang.parse(BEFORE_AND_AFTER)
+    sch = tilelang.Schedule(before)
+    # "old" reads A but is not named; the named "A" does not read it: the copy of A
+    # goes before "new"
+    sch.cache_read("new", 0, "local", consumer_blocks=["new", "A"])
+    assert _order(sch) == ["old", "A", "A_local", "new"]
+    _same_four(before, sch.mod)
+
+
+def test_a_consumer_outside_the_scope_is_refused():
+    sch = tilelang.Schedule(tilelang.parse(SHARED_LOOP))
+    sch.blockize(sch.get_loops("A")[1])  # A inside A_o
+    with pytest.raises(ScheduleError, match="is not a block of its scope"):
+        sch.cache_write("A", 0, "local", consumer_blocks=["A_o"])

@@ -120,7 +120,11 @@ def random_step(sch, rng):
     elif choice in ("compute_inline", "reverse_compute_inline"):
         getattr(sch, choice)(block)
     elif choice in ("cache_read", "cache_write"):
-        getattr(sch, choice)(block, rng.randint(0, 1), rng.choice(["shared", "local"]))
+        names = _block_names(sch)
+        consumers = rng.sample(names, rng.randint(0, min(2, len(names))))
+        getattr(sch, choice)(
+            block, rng.randint(0, 1), rng.choice(["shared", "local"]), consumers or None
+        )
     else:
         sch.decompose_reduction(block, loop)
 

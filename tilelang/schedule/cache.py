@@ -162,13 +162,66 @@ def _with_root(func):
     return func.with_body(S.BlockRealize((), E.IntImm("bool", 1), root))
 
 
-def _consumer_ids(tree, primitive, names) -> frozenset:
-    """The blocks named by ``names`` and the blocks nested in them."""
+def _consumer_ids(tree, primitive, names, target, scope_realize) -> frozenset:
+    """The blocks named by ``names`` and the blocks nested in them; each must lie in
+    the scope of ``target`` (the block cache_read / cache_write is applied to), not
+    around it."""
     out = set()
     for name in names:
         realize = find_block(tree, name, primitive)
+        if realize is not target and (
+            not tree.is_ancestor(scope_realize, realize) or tree.is_ancestor(realize, target)
+        ):
+            raise schedule_error(
+                primitive,
+                block_subject(target),
+                f"consumer block {name!r} is not a block of its scope "
+                f"{scope_realize.block.name_hint!r}",
+            )
         out.update(id(r.block) for r in tree.blocks_under(realize))
     return frozenset(out)
+
+
+def _check_consumer_order(primitive, subject, tree, scope_block, writer, names, buffer):
+    """The blocks asked to read the cache must all read the buffer after its writer,
+    or, for cache_read, all before it in statements of their own (the copy then goes
+    first and holds the old values, TVM's in-place form); otherwise some would read a
+    cache not yet filled or stale (TVM does not check)."""
+    items = body_items(scope_block.body)
+    w_top, w_at = _top_index(tree, items, writer), tree.order.index(writer)
+    sides = {}
+    for name in names:
+        realize = find_block(tree, name, primitive)
+        if realize is writer or not declared(realize.block, buffer, False):
+            continue
+        top = _top_index(tree, items, realize)
+        if tree.order.index(realize) > w_at:
+            sides.setdefault("after", name)
+        elif primitive == "cache_read" and (top < w_top or _runs_once(tree, realize, writer)):
+            sides.setdefault("before", name)
+        else:
+            raise schedule_error(
+                primitive,
+                subject,
+                f"consumer block {name!r} reads {buffer.name} before its writer "
+                f"{writer.block.name_hint!r} (in its loop nest or for cache_write), so it "
+                "cannot read the cache",
+            )
+    if len(sides) == 2:
+        raise schedule_error(
+            primitive,
+            subject,
+            f"consumer blocks {sides['before']!r} and {sides['after']!r} read {buffer.name} "
+            f"before and after its writer {writer.block.name_hint!r}: one cache cannot hold "
+            "both values",
+        )
+
+
+def _runs_once(tree, a, b) -> bool:
+    """Whether the loops around both ``a`` and ``b`` run once (no later iteration of
+    ``a`` can see what ``b`` wrote)."""
+    shared = [x for x in tree.ancestors(a) if isinstance(x, S.For) and tree.is_ancestor(x, b)]
+    return all(const_value(lp.extent) == 1 for lp in shared)
 
 
 def _writers(tree, scope_realize, buffer) -> list:
@@ -218,7 +271,7 @@ def cache_read(func, name, index, scope, consumers=()):
     buffer = _pick("cache_read", realize, index, _regions(realize.block)[0], "read")
     scope_realize = tree.scope_realize(realize)
     scope_block = scope_realize.block
-    consumer_ids = _consumer_ids(tree, "cache_read", consumers)
+    consumer_ids = _consumer_ids(tree, "cache_read", consumers, realize, scope_realize)
     writers = _writers(tree, scope_realize, buffer)
     if len(writers) > 1:
         names = ", ".join(repr(r.block.name_hint) for r in writers)
@@ -227,7 +280,14 @@ def cache_read(func, name, index, scope, consumers=()):
         )
     if writers:
         writer = writers[0]
-        related = set(consumer_ids) or _raw_consumers(tree, scope_realize, writer, buffer)
+        _check_consumer_order("cache_read", subject, tree, scope_block, writer, consumers, buffer)
+        # the copy goes before the first consumer that really reads the buffer
+        readers = {
+            id(r.block)
+            for r in tree.order
+            if id(r.block) in consumer_ids and declared(r.block, buffer, False)
+        }
+        related = readers if consumer_ids else _raw_consumers(tree, scope_realize, writer, buffer)
         loc, pos = detect_location(scope_block, writer.block, related)
         (produced,) = declared(writer.block, buffer, True)[:1]
         region = relax_region(tree, writer, produced, loc)
@@ -350,7 +410,8 @@ def cache_write(func, name, index, scope, consumers=()):
         raise schedule_error(
             "cache_write", subject, f"a plain loop in its loop nest also accesses {buffer.name}"
         )
-    consumer_ids = _consumer_ids(tree, "cache_write", consumers)
+    consumer_ids = _consumer_ids(tree, "cache_write", consumers, realize, scope_realize)
+    _check_consumer_order("cache_write", subject, tree, scope_block, realize, consumers, buffer)
     related = _raw_consumers(tree, scope_realize, realize, buffer) - consumer_ids
     loc, pos = detect_location(scope_block, realize.block, related)
     (written,) = declared(realize.block, buffer, True)[:1]
