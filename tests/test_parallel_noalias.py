@@ -72,7 +72,9 @@ def test_c_parallel_loops_are_outlined_with_restrict_and_their_range():
     workload = W.matmul(64, 64, 64)
     lib = tilelang.build(tilelang.parse(workload.tir), "c -num-cores=2")
     source = lib.get_source()
-    header = next(ln for ln in source.splitlines() if ln.startswith("static void matmul_parallel_1"))
+    header = next(
+        ln for ln in source.splitlines() if ln.startswith("static void matmul_parallel_1")
+    )
     assert "const float* restrict A" in header and "float* restrict C" in header
     assert "__builtin_unreachable();" in source
     args = workload.arguments(seed=6)
