@@ -2,6 +2,7 @@
 to gcc -O3 -march=native on the same naive C loops, NumPy and PyTorch (when installed).
 
     python benchmarks/bench_default.py [--threads 1,2] [--repeat 5] [--only NAME,...]
+                                       [--target llvm|c]
 
 Rows: mm_relu 128, conv2d NCHW 1x64x56x56 with 64 3x3 filters, row softmax 4096x1024,
 matmul 1024^3, batch matmul, depthwise conv, layer norm, transpose, dense (a batch-1
@@ -84,9 +85,9 @@ def row(name, seconds, flops, peak, others):
     print(line, flush=True)
 
 
-def bench_workload(workload, threads, work, repeat, peak):
+def bench_workload(workload, threads, work, repeat, peak, target="llvm"):
     args = workload.arguments()
-    lib = tilelang.build(tilelang.parse(workload.tir), f"llvm -num-cores={threads}")
+    lib = tilelang.build(tilelang.parse(workload.tir), f"{target} -num-cores={threads}")
     fn = lib[workload.name]
     fn(*args)
     np.testing.assert_allclose(args[-1], workload.reference(*args[:-1]), rtol=1e-3, atol=1e-3)
@@ -102,7 +103,7 @@ def bench_workload(workload, threads, work, repeat, peak):
     row(workload.name, ours, workload.flops, peak, others)
 
 
-def bench_mlp(threads, repeat):
+def bench_mlp(threads, repeat, target="llvm"):
     """The §5 MLP with bound weights through the VM (one inference per call)."""
     sys.path.insert(0, str(HERE.parent / "samples"))
     import mlp
@@ -111,7 +112,7 @@ def bench_mlp(threads, repeat):
 
     data, weights = mlp.load_image(), mlp.make_weights()
     bound = relax.bind_params(mlp.mlp_module("linear0"), weights)
-    ex = relax.build(bound, target=f"llvm -num-cores={threads}")
+    ex = relax.build(bound, target=f"{target} -num-cores={threads}")
     run = relax.VirtualMachine(ex, tilelang.cpu())["main"]
     np.testing.assert_allclose(
         run(data).numpy(), mlp.numpy_mlp(data, **weights), rtol=1e-4, atol=1e-4
@@ -126,6 +127,7 @@ def main() -> None:
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", default="", help="comma-separated workload names")
+    parser.add_argument("--target", default="llvm", choices=("llvm", "c"))
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not args.child:
@@ -145,6 +147,8 @@ def main() -> None:
                 str(args.repeat),
                 "--only",
                 args.only,
+                "--target",
+                args.target,
             ]
             subprocess.run(command, env=env, check=True)
         return
@@ -152,12 +156,15 @@ def main() -> None:
     only = {n for n in args.only.split(",") if n}
     with tempfile.TemporaryDirectory() as folder:
         peak = measured_peak_gflops(threads)
-        print(f"-- {threads} thread(s); FMA peak {peak:.1f} GFLOP/s; median of {args.repeat}")
+        print(
+            f"-- {args.target}, {threads} thread(s); FMA peak {peak:.1f} GFLOP/s; "
+            f"median of {args.repeat}"
+        )
         for workload in all_workloads():
             if not only or workload.name in only:
-                bench_workload(workload, threads, Path(folder), args.repeat, peak)
+                bench_workload(workload, threads, Path(folder), args.repeat, peak, args.target)
         if not only or "mlp" in only:
-            bench_mlp(threads, args.repeat)
+            bench_mlp(threads, args.repeat, args.target)
 
 
 if __name__ == "__main__":

@@ -267,3 +267,32 @@ def test_a_registered_function_in_the_graph_keeps_the_ordinary_path():
         np.testing.assert_allclose(out.numpy(), mlp.numpy_mlp(data, **weights), rtol=1e-4)
     (plan,) = run._plans.values()
     assert plan.native is False
+
+
+def test_the_same_pair_fused_at_two_places_keeps_each_argument_order():
+    """sub(inc(x), y) in two graph functions and sub(y, inc(x)) in a third: one fused
+    function per argument order, reused where the pair comes again."""
+    n = 8
+    bb = relax.BlockBuilder()
+    a = te.placeholder((n,), "float32", "A")
+    bb.add_func(te.create_prim_func([a, te.compute((n,), lambda i: a[i] + 1.0, "B")]), "inc")
+    a2, b2 = te.placeholder((n,), "float32", "A"), te.placeholder((n,), "float32", "B")
+    bb.add_func(te.create_prim_func([a2, b2, te.compute((n,), lambda i: a2[i] - b2[i])]), "sub")
+    inc, sub = relax.GlobalVar("inc"), relax.GlobalVar("sub")
+    for name, inc_first in (("first", True), ("second", False), ("third", True)):
+        x, y = relax.Var("x", Tensor((n,), "float32")), relax.Var("y", Tensor((n,), "float32"))
+        with bb.function(name, [x, y]):
+            with bb.dataflow():
+                p = bb.emit(relax.call_tir(inc, (x,), Tensor((n,))))
+                args = (p, y) if inc_first else (y, p)
+                out = bb.emit_output(relax.call_tir(sub, args, Tensor((n,))))
+            bb.emit_func_output(out)
+    mod = bb.get()
+    fused = fuse_elementwise_calls(mod)
+    prims = sorted(n for n, f in fused.functions.items() if isinstance(f, PrimFunc))
+    assert prims == ["fused_inc_sub", "fused_inc_sub_1"]
+    xv, yv = np.arange(n, dtype="float32"), np.full(n, 10, "float32")
+    vm = relax.VirtualMachine(relax.build(mod, "llvm"), tilelang.cpu())
+    np.testing.assert_allclose(vm["first"](xv, yv).numpy(), xv + 1 - yv)
+    np.testing.assert_allclose(vm["second"](xv, yv).numpy(), yv - (xv + 1))
+    np.testing.assert_allclose(vm["third"](xv, yv).numpy(), xv + 1 - yv)

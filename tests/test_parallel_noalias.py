@@ -66,3 +66,44 @@ def axpy(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
 def test_array_addresses_are_the_data_pointers(make):
     array = make()
     assert _address(array) == array.__array_interface__["data"][0]
+
+
+def test_c_parallel_loops_are_outlined_with_restrict_and_their_range():
+    workload = W.matmul(64, 64, 64)
+    lib = tilelang.build(tilelang.parse(workload.tir), "c -num-cores=2")
+    source = lib.get_source()
+    header = next(
+        ln for ln in source.splitlines() if ln.startswith("static void matmul_parallel_1")
+    )
+    assert "const float* restrict A" in header and "float* restrict C" in header
+    assert "__builtin_unreachable();" in source
+    args = workload.arguments(seed=6)
+    lib["matmul"](*args)
+    np.testing.assert_allclose(args[-1], workload.reference(*args[:-1]), rtol=1e-4, atol=1e-4)
+
+
+SYMBOLIC = """
+@T.prim_func
+def scale(a: T.handle, b: T.handle, s: T.float32):
+    n = T.int32()
+    A = T.match_buffer(a, (n, 8), "float32")
+    B = T.match_buffer(b, (n, 8), "float32")
+    for i in T.parallel(n):
+        for j in T.parallel(8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * s + T.Cast("float32", n)
+"""
+
+
+@pytest.mark.parametrize("target", ["c -num-cores=2", "llvm -num-cores=2"])
+def test_parallel_loops_capture_sizes_and_scalars(target):
+    lib = tilelang.build(tilelang.parse(SYMBOLIC), target, auto_schedule=False)
+    if target.startswith("c"):
+        source = lib.get_source()
+        assert source.count("#pragma omp parallel for") == 1  # the inner loop is serial
+        assert "static void scale_parallel_1(" in source
+    a = np.arange(40, dtype="float32").reshape(5, 8)
+    b = np.empty_like(a)
+    lib["scale"](a, b, 0.5)
+    np.testing.assert_allclose(b, a * 0.5 + 5)

@@ -11,8 +11,10 @@ import attrs
 from tilelang.backends.c.c_printer import CLikePrinter
 from tilelang.backends.c.literals import c_header_name
 from tilelang.backends.c.names import ScopedNames, export_symbols, is_identifier, sanitize
+from tilelang.backends.c.parallel import outline_parallel_for
 
 from tilelang.errors import BuildError
+from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
 from tilelang.runtime.args import written_data_vars
 from tilelang.transform.verify_lowered import verify_lowered
@@ -77,11 +79,20 @@ MAX_ERROR_VALUES = 16
 
 
 class CPrinter(CLikePrinter):
-    """The C99 dialect: the defaults of :class:`CLikePrinter`, and calls between the
-    module's functions (``call_tir``) as plain C calls of their symbols."""
+    """The C99 dialect: the defaults of :class:`CLikePrinter`, with top-level parallel
+    loops printed as calls of functions of their own (see :mod:`.parallel`), and calls
+    between the module's functions (``call_tir``) as plain C calls of their symbols."""
 
     # (function name -> C symbol, the set of names called), given by generate_c
     module_calls: tuple | None = None
+
+    def __init__(self, names: ScopedNames, num_threads: int | None = None):
+        super().__init__(names, num_threads)
+        self.function_symbol: str | None = None
+        self.outlined: list[str] = []  # functions printed before the current one
+        self.num_outlined = 0
+        self.const_pointers: set[int] = set()  # id(data var) of read-only parameters
+        self.distinct_pointers: set[int] = set()  # restrict parameters, own allocations
 
     def visit_call(self, op):
         if op.op != "call_tir":
@@ -91,6 +102,22 @@ class CPrinter(CLikePrinter):
         symbols, callees = self.module_calls
         callees.add(op.args[0].value)
         return f"{symbols[op.args[0].value]}({', '.join(self.expr(a) for a in op.args[1:])})"
+
+    def visit_for(self, op: S.For) -> None:
+        if (
+            op.kind is S.ForKind.PARALLEL
+            and self.parallel_pragma
+            and self.function_symbol is not None
+            and not (self.in_parallel or self.in_simd)
+        ):
+            threads = f" num_threads({self.num_threads})" if self.num_threads else ""
+            outline_parallel_for(self, op, self.parallel_pragma + threads)
+            return
+        super().visit_for(op)
+
+    def visit_allocate(self, op: S.Allocate) -> None:
+        self.distinct_pointers.add(id(op.buffer_var))
+        super().visit_allocate(op)
 
 
 @attrs.frozen
@@ -116,7 +143,7 @@ def generate_c(mod, target, extern_headers=(), printer_class=CPrinter) -> CSourc
         printer = printer_class(ScopedNames(set(symbols.values())), target.num_cores)
         printer.module_calls = (symbols, callees)
         prototypes[name] = print_function(printer, symbols[name], func)
-        bodies.append("\n".join(printer.lines))
+        bodies.append("\n".join([*getattr(printer, "outlined", ()), *printer.lines]))
         helpers |= printer.helpers
         for extern, signature in printer.externs.items():
             externs.setdefault(extern, signature)
@@ -173,6 +200,10 @@ def function_params(printer: CLikePrinter, func: PrimFunc) -> list[str]:
         printer.pointer_types[id(buffer.data)] = buffer.dtype.element_of()
         const = "" if id(buffer.data) in written else "const "
         params.append(f"{const}{printer.type_name(buffer.dtype)}*{restrict} {name}")
+        if const:
+            getattr(printer, "const_pointers", set()).add(id(buffer.data))
+        if restrict:
+            getattr(printer, "distinct_pointers", set()).add(id(buffer.data))
     for var in func.attrs.get("tl.size_vars", ()):
         params.append(f"{printer.type_name(var.dtype)} {printer.names.define(var)}")
     return params
@@ -182,6 +213,8 @@ def print_function(printer: CLikePrinter, symbol: str, func: PrimFunc) -> str:
     """Print ``func`` into ``printer.lines``; returns its prototype."""
     if not is_identifier(symbol):
         raise BuildError(f"invalid C function name {symbol!r}")
+    if hasattr(printer, "function_symbol"):
+        printer.function_symbol = symbol
     prototype = f"void {symbol}({', '.join(function_params(printer, func)) or 'void'})"
     printer.enter(prototype)
     printer.visit(func.body)

@@ -176,11 +176,12 @@ class _Fuser:
         self.funcs = {name: f for name, f in mod if isinstance(f, PrimFunc)}
         self.fusable = fusable
         self.made: dict = {}
+        self.by_pair: dict = {}  # (producer, consumer, slots) -> fused name
 
     def _name(self, a: str, b: str) -> str:
         base = f"fused_{a.removeprefix('fused_')}_{b}"
         name, suffix = base, 1
-        while name in self.funcs and (name not in self.made):
+        while name in self.funcs:
             name, suffix = f"{base}_{suffix}", suffix + 1
         return name
 
@@ -200,11 +201,16 @@ class _Fuser:
             return None
         if len(f1.params) != len(_args(call1)) + 1:
             return None
-        name = self._name(callee_name(call1), callee_name(call2))
-        fused = fuse_prim_funcs(f1, f2, slots, name)
-        if fused is None:
-            return None
-        self.funcs[name] = self.made[name] = fused
+        # the same pair fused the same way again (another layer) calls the same function
+        key = (callee_name(call1), callee_name(call2), tuple(slots))
+        name = self.by_pair.get(key)
+        if name is None:
+            name = self._name(callee_name(call1), callee_name(call2))
+            fused = fuse_prim_funcs(f1, f2, slots, name)
+            if fused is None:
+                return None
+            self.funcs[name] = self.made[name] = fused
+            self.by_pair[key] = name
         args = (*_args(call1), *(a for i, a in enumerate(args2) if i not in slots))
         target = call1.args[0]
         target = (
