@@ -1,0 +1,244 @@
+"""The expression rules of :mod:`tilelang.parser.fast_parse` (``test`` and below in
+``grammar/tir.lark``), and the token helpers both halves use.
+
+Each method is one grammar rule; it builds Lark's tree for what it consumed and leaves
+``self.pos`` after it, or raises :class:`~tilelang.parser.fast_lexer.Bail`.
+"""
+
+from __future__ import annotations
+
+from lark import Token, Tree
+
+from tilelang.parser.fast_lexer import Bail
+
+_BINOPS = frozenset(
+    "** // << >> >= <= == != < > | ^ & + - * / %".split() + ["and", "or"]
+)  # fmt: skip
+_PREFIXES = frozenset(["-", "+", "~", "not"])
+AUGOPS = frozenset(["//=", "+=", "-=", "*=", "/=", "%="])
+# tokens that can start a `test`
+_TEST_START_KINDS = frozenset(["NAME", "DEC_NUMBER", "HEX_NUMBER", "FLOAT_NUMBER", "STRING"])
+_TEST_START_VALUES = frozenset(["(", "[", "{", "-", "+", "~", "not", "True", "False", "None"])
+_LITERALS = {"True": "true", "False": "false", "None": "none"}
+_new_str = str.__new__
+
+
+def lark_token(kind: str, tok: tuple) -> Token:
+    """A Lark Token of ``kind`` for the token tuple ``tok``, positioned as Lark's."""
+    value, start, line, column = tok[1], tok[2], tok[3], tok[4]
+    inst = _new_str(Token, value)
+    inst.type = kind
+    inst.value = value
+    inst.start_pos = start
+    inst.line = line
+    length = len(value)
+    inst.end_pos = start + length
+    newlines = value.count("\n") if kind == "STRING" else 0
+    if newlines:
+        inst.end_line = line + newlines
+        inst.end_column = length - value.rindex("\n")
+    else:
+        inst.end_line = line
+        inst.end_column = column + length
+    inst.column = column
+    return inst
+
+
+class ExprRules:
+    """Token access and the expression rules, over ``self.toks`` from ``self.pos``."""
+
+    # ----------------------------------------------------------- token helpers
+
+    def peek(self) -> tuple:
+        return self.toks[self.pos]
+
+    def take(self) -> tuple:
+        tok = self.toks[self.pos]
+        self.pos += 1
+        return tok
+
+    def expect(self, kind: str, value: str | None = None) -> tuple:
+        tok = self.toks[self.pos]
+        if tok[0] != kind or (value is not None and tok[1] != value):
+            raise Bail
+        self.pos += 1
+        return tok
+
+    def at(self, kind: str, value: str) -> bool:
+        tok = self.toks[self.pos]
+        return tok[0] == kind and tok[1] == value
+
+    def at_op(self, value: str) -> bool:
+        tok = self.toks[self.pos]
+        return tok[1] == value and tok[0] == "OP"
+
+    def name(self) -> Token:
+        return lark_token("NAME", self.expect("NAME"))
+
+    def starts_test(self) -> bool:
+        kind, value = self.toks[self.pos][:2]
+        if kind in _TEST_START_KINDS:
+            return True
+        return (kind == "OP" or kind == "KW") and value in _TEST_START_VALUES
+
+    # ------------------------------------------------------------ expressions
+
+    def testlist(self, first: Tree | None = None) -> Tree:
+        items = [self.test() if first is None else first]
+        while self.at_op(","):
+            self.pos += 1
+            if not self.starts_test():
+                break
+            items.append(self.test())
+        return Tree("testlist", items)
+
+    def test(self):
+        first = self.operand()
+        tok = self.toks[self.pos]
+        if tok[1] not in _BINOPS or tok[0] not in ("OP", "KW"):
+            return first
+        items = [first]
+        toks = self.toks
+        while tok[1] in _BINOPS and tok[0] in ("OP", "KW"):
+            self.pos += 1
+            items.append(lark_token("BINOP", tok))
+            items.append(self.operand())
+            tok = toks[self.pos]
+        return Tree("binexpr", items)
+
+    def operand(self):
+        tok = self.toks[self.pos]
+        if tok[1] in _PREFIXES and tok[0] in ("OP", "KW"):
+            self.pos += 1
+            return Tree("prefix", [lark_token("PREFIX", tok), self.operand()])
+        return self.atom_expr()
+
+    def atom_expr(self):
+        node = self.atom()
+        toks = self.toks
+        while True:
+            kind, value = toks[self.pos][:2]
+            if kind != "OP":
+                return node
+            if value == "(":
+                self.pos += 1
+                node = Tree("call", [node, self.arguments_until(")")])
+            elif value == "[":
+                self.pos += 1
+                node = Tree("getitem", [node, self.subscripts()])
+            elif value == ".":
+                self.pos += 1
+                node = Tree("getattr", [node, self.name()])
+            else:
+                return node
+
+    def atom(self):
+        tok = self.take()
+        kind, value = tok[0], tok[1]
+        if kind == "NAME":
+            return Tree("name", [lark_token("NAME", tok)])
+        if kind == "DEC_NUMBER" or kind == "HEX_NUMBER":
+            return Tree("int_lit", [lark_token(kind, tok)])
+        if kind == "FLOAT_NUMBER":
+            return Tree("float_lit", [lark_token(kind, tok)])
+        if kind == "STRING":
+            parts = [lark_token("STRING", tok)]
+            while self.toks[self.pos][0] == "STRING":
+                parts.append(lark_token("STRING", self.take()))
+            return Tree("string", parts)
+        if kind == "KW" and value in _LITERALS:
+            return Tree(_LITERALS[value], [])
+        if kind != "OP":
+            raise Bail
+        if value == "(":
+            if self.at_op(")"):
+                self.pos += 1
+                return Tree("tuple", [])
+            first = self.test()
+            if self.at_op(")"):
+                self.pos += 1
+                return first
+            self.expect("OP", ",")
+            items = [first]
+            while not self.at_op(")"):
+                items.append(self.test())
+                if not self.at_op(","):
+                    break
+                self.pos += 1
+            self.expect("OP", ")")
+            return Tree("tuple", items)
+        if value == "[":
+            return Tree("list", self.items_until("]", self.test))
+        if value == "{":
+            return Tree("dict", self.items_until("}", self.dict_item))
+        raise Bail
+
+    def items_until(self, close: str, item) -> list:
+        """``[item ("," item)* [","]]`` then ``close``: the items, or ``[None]``."""
+        if self.at_op(close):
+            self.pos += 1
+            return [None]
+        items = [item()]
+        while self.at_op(","):
+            self.pos += 1
+            if self.at_op(close):
+                break
+            items.append(item())
+        self.expect("OP", close)
+        return items
+
+    def dict_item(self) -> Tree:
+        key = self.test()
+        self.expect("OP", ":")
+        return Tree("dict_item", [key, self.test()])
+
+    def arguments_until(self, close: str) -> Tree | None:
+        """``[arguments]`` then ``close``: the arguments tree or None."""
+        if self.at_op(close):
+            self.pos += 1
+            return None
+        return Tree("arguments", self.items_until(close, self.argument))
+
+    def argument(self):
+        kind, value = self.toks[self.pos][:2]
+        after = self.toks[self.pos + 1]
+        if kind == "NAME" and after[1] == "=" and after[0] == "OP":
+            name = self.name()
+            self.pos += 1
+            return Tree("kwarg", [name, self.test()])
+        if kind == "KW" and value == "lambda":
+            keyword = lark_token("LAMBDA", self.take())
+            params = None
+            if not self.at_op(":"):
+                names = [self.name()]
+                while self.at_op(","):
+                    self.pos += 1
+                    names.append(self.name())
+                params = Tree("lambda_params", names)
+            self.expect("OP", ":")
+            return Tree("lambda_arg", [keyword, params, self.test()])
+        return self.test()
+
+    def subscripts(self) -> Tree:
+        items = [self.subscript()]
+        while self.at_op(","):
+            self.pos += 1
+            if self.at_op("]"):
+                break
+            items.append(self.subscript())
+        self.expect("OP", "]")
+        return Tree("subscripts", items)
+
+    def subscript(self):
+        lower = None
+        if not self.at_op(":"):
+            lower = self.test()
+            if not self.at_op(":"):
+                return lower
+        self.pos += 1
+        upper = self.test() if self.starts_test() else None
+        step = None
+        if self.at_op(":"):
+            self.pos += 1
+            step = self.test() if self.starts_test() else None
+        return Tree("slice", [lower, upper, step])
