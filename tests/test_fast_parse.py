@@ -54,6 +54,9 @@ class Module:
             pass
         while x < 3 and not y: x = x + 1
         for i, j, in T.grid(1, 2): pass
+        while True:
+            if x: break
+            continue; break
         for (i) in range(3):
             with T.block("x") as b: pass
             with T.block(): pass

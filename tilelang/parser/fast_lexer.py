@@ -23,7 +23,7 @@ class Bail(Exception):
 
 #: the words the grammar spells as literals; elsewhere a word is a NAME, as in Lark
 KEYWORDS = frozenset(
-    "pass assert return import from as if elif else while for in with def class lambda "
+    "pass break continue assert return import from as if elif else while for in with def class lambda "
     "True False None and or not".split()
 )
 

@@ -24,7 +24,7 @@ from tilelang.parser.fast_exprs import AUGOPS, ExprRules, lark_token
 from tilelang.parser.fast_lexer import Bail, tokens
 
 #: sha256 of grammar/tir.lark as this parser mirrors it
-GRAMMAR_SHA256 = "27156b68a41a50f11f30383ff96de32c4f769b4c893ed6c297538b78c2cbc273"
+GRAMMAR_SHA256 = "c7847ab8ec9d2f3735f0f6817a39daa010e7c3c673d8eede475c4f6d5e2c86ba"
 
 
 @cache
@@ -94,6 +94,10 @@ class _Parser(ExprRules):
             if value == "pass":
                 self.pos += 1
                 return Tree("pass_stmt", [])
+            if value in ("break", "continue"):  # ``!rule``: the keyword token is kept
+                tok = self.toks[self.pos]
+                self.pos += 1
+                return Tree(f"{value}_stmt", [lark_token(value.upper(), tok)])
             if value == "assert":
                 self.pos += 1
                 test = self.test()
