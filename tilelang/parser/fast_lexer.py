@@ -23,8 +23,8 @@ class Bail(Exception):
 
 #: the words the grammar spells as literals; elsewhere a word is a NAME, as in Lark
 KEYWORDS = frozenset(
-    "pass break continue assert return import from as if elif else while for in with def class lambda "
-    "True False None and or not".split()
+    "pass break continue assert return import from as if elif else while for in with def "
+    "class lambda True False None and or not".split()
 )
 
 _TAB_LEN = 8  # TIRIndenter.tab_len
