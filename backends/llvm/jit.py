@@ -104,6 +104,9 @@ def compile_object(ir_text: str, options: LLVMOptions) -> bytes:
     return obj
 
 
+_OPENMP_HANDLES: list = []
+
+
 @functools.cache
 def _load_openmp() -> None:
     path = ctypes.util.find_library("gomp")
@@ -118,6 +121,10 @@ def _load_openmp() -> None:
     if path is None:
         raise BuildError("parallel loops need libgomp (OpenMP), which was not found")
     llvm.load_library_permanently(path)
+    # A handle of our own that is never closed: llvmlite dlcloses its handles when the
+    # process exits, and unmapping libgomp under its still-running worker threads
+    # (OMP_WAIT_POLICY=ACTIVE keeps them spinning) crashed the exit with SIGSEGV.
+    _OPENMP_HANDLES.append(ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL))
 
 
 def load_library(path) -> None:
