@@ -7,9 +7,16 @@ from __future__ import annotations
 import statistics
 import time
 
+#: idle time before each measurement, for other runtimes' spinning threads to sleep
+SETTLE_S = 0.3
+
 
 def median_time(fn, number: int = 1, repeat: int = 7) -> float:
     """Median over ``repeat`` runs of the mean seconds of ``number`` calls of ``fn()``."""
+    # The thread pools of what was timed just before (OpenBLAS, PyTorch's OpenMP) keep
+    # spinning for a while after their last call and take cores from the next
+    # contender: 2-thread kernels timed right after a PyTorch call ran up to 2x slower.
+    time.sleep(SETTLE_S)
     fn()
     runs = []
     for _ in range(repeat):
