@@ -482,3 +482,20 @@ def test_a_consumer_outside_the_scope_is_refused():
     sch.blockize(sch.get_loops("A")[1])  # A inside A_o
     with pytest.raises(ScheduleError, match="is not a block of its scope"):
         sch.cache_write("A", 0, "local", consumer_blocks=["A_o"])
+
+
+def test_by_default_readers_of_the_old_values_keep_the_buffer():
+    """TVM makes every block read the cache; a block reading the buffer before its
+    writer would then read a cache not yet filled."""
+    before = tilelang.parse(BEFORE_AND_AFTER)
+    sch = tilelang.Schedule(before)
+    sch.cache_read("new", 0, "local")
+    assert _order(sch) == ["old", "A", "A_local", "new"]
+    reads = {r.block.name_hint: r.block.reads for r in Tree(sch.mod["main"]).order}
+    assert reads["old"][0].buffer.name == "A" and reads["new"][0].buffer.name == "A_local"
+    _same_four(before, sch.mod)
+    # applied to the early reader: the in-place form, the copy first
+    sch = tilelang.Schedule(before)
+    sch.cache_read("old", 0, "local")
+    assert _order(sch) == ["A_local", "old", "A", "new"]
+    _same_four(before, sch.mod)

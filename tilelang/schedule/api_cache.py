@@ -24,9 +24,10 @@ class CachePrimitives:
         the first consumer after it, right before that consumer (inside a loop the two
         share, copying the writer's region for the current iteration), or first in
         the scope for an input (after a plain loop that stores to it). The consumers
-        (``consumer_blocks``, or every block reading the buffer), nested blocks
-        included, read the cache; so do their ``match_buffer`` sources and
-        ``access_ptr`` uses. A copy at the scope block (not in a loop) makes a cache
+        (``consumer_blocks``, or every block reading the buffer on the same side of
+        its writer as ``block``), nested blocks included, read the cache; so do their
+        ``match_buffer`` sources and ``access_ptr`` uses. Consumers reading before the
+        writer get the copy first (the old values). A copy at the scope block (not in a loop) makes a cache
         of the copied region's shape, read at indices shifted by its start; the whole
         buffer is cached when a read may leave that region or it may pass the
         buffer's end. Move the copy with :meth:`compute_at`.
@@ -43,7 +44,8 @@ class CachePrimitives:
             an optional ``.tag``.
         consumer_blocks : list of BlockRV or str, optional
             The blocks that read the cache (the others keep reading the buffer); by
-            default every block reading it.
+            default the blocks reading it on the same side of its writer as
+            ``block``. They must all read it after the writer, or all before it.
 
         Returns
         -------
@@ -54,7 +56,8 @@ class CachePrimitives:
         ------
         ScheduleError
             When the index is out of range, the scope is not a valid scope, the buffer
-            has several producer blocks, or a plain loop stores to it after the block.
+            has several producer blocks, a plain loop stores to it after the block, or
+            a consumer is outside the scope or on the wrong side of the writer.
 
         Example
         -------

@@ -217,6 +217,22 @@ def _check_consumer_order(primitive, subject, tree, scope_block, writer, names, 
         )
 
 
+def _default_consumers(tree, realize, writer, buffer) -> list:
+    """The blocks that read the cache when none are named: those reading ``buffer``
+    on the same side of its writer as ``realize`` (TVM takes every block, so a block
+    reading the old values before the writer would read a cache not yet filled)."""
+    after = tree.order.index(realize) > tree.order.index(writer)
+    at = tree.order.index(writer)
+    return [
+        r.block.name_hint
+        for r in tree.order
+        if r is not writer
+        and declared(r.block, buffer, False)
+        and (tree.order.index(r) > at) == after
+        and tree.is_ancestor(tree.scope_realize(realize), r)
+    ]
+
+
 def _runs_once(tree, a, b) -> bool:
     """Whether the loops around both ``a`` and ``b`` run once (no later iteration of
     ``a`` can see what ``b`` wrote)."""
@@ -271,13 +287,15 @@ def cache_read(func, name, index, scope, consumers=()):
     buffer = _pick("cache_read", realize, index, _regions(realize.block)[0], "read")
     scope_realize = tree.scope_realize(realize)
     scope_block = scope_realize.block
-    consumer_ids = _consumer_ids(tree, "cache_read", consumers, realize, scope_realize)
     writers = _writers(tree, scope_realize, buffer)
     if len(writers) > 1:
         names = ", ".join(repr(r.block.name_hint) for r in writers)
         raise schedule_error(
             "cache_read", subject, f"{buffer.name} has several producers ({names})", realize
         )
+    if writers and not consumers:
+        consumers = _default_consumers(tree, realize, writers[0], buffer)
+    consumer_ids = _consumer_ids(tree, "cache_read", consumers, realize, scope_realize)
     if writers:
         writer = writers[0]
         _check_consumer_order("cache_read", subject, tree, scope_block, writer, consumers, buffer)
