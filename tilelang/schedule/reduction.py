@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import attrs
 
+from tilelang.arith import const_value, detect_iter_map
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.buffer import Range
 from tilelang.ir.functor import substitute
 from tilelang.ir.var_usage import uses_any_var
 from tilelang.schedule.common import (
@@ -71,6 +73,7 @@ def decompose_reduction(func, name, loop_var):
         if iv.iter_type == S.IterVar.DataPar
     ]
     inner = loops[position:]
+    _check_each_instance_once(subject, realize, loops[:position], inner, loop)
     init_loops = [lp for lp in inner if any(uses_any_var(v, [lp.loop_var]) for _, v in spatial)]
     loop_map = {
         lp.loop_var: E.Var(f"{lp.loop_var.name}_init", lp.loop_var.dtype) for lp in init_loops
@@ -102,6 +105,41 @@ def decompose_reduction(func, name, loop_var):
     func = rewrite(func, {id(block): update})
     loop = Tree(func).loops[id(loop_var)]
     return rewrite(func, {id(loop): S.seq_stmt(init_stmt, loop)}), init_name, update_name
+
+
+def _check_each_instance_once(subject, realize, outer, inner, loop) -> None:
+    """The init runs once per run of ``loop``, so within it every block instance (an
+    element and a reduction step) must come once: loops that recompute an element
+    (compute_at over overlapping regions, ``vi = i + ax0``) or repeat the block (a
+    loop its bindings do not use) would accumulate into it twice. Loops of
+    non-constant range are not analysed."""
+    iters, shift = {}, {lp.loop_var: E.IntImm(lp.loop_var.dtype, 0) for lp in outer}
+    for lp in inner:
+        low, extent = const_value(lp.min), const_value(lp.extent)
+        if low is None or extent is None:
+            return
+        var = lp.loop_var
+        if extent == 1:
+            shift[var] = E.IntImm(var.dtype, low)
+            continue
+        iters[var] = Range(E.IntImm(var.dtype, 0), E.IntImm(var.dtype, extent))
+        if low:
+            shift[var] = var + E.IntImm(var.dtype, low)
+    values = [substitute(v, shift) for v in realize.iter_values]
+    repeating = [v for v in iters if not any(uses_any_var(x, [v]) for x in values)]
+    if repeating or detect_iter_map(values, iters, bijective=True).indices is None:
+        why = (
+            f"loop {repeating[0].name} repeats it"
+            if repeating
+            else "the loops from there recompute some elements (their bindings overlap)"
+        )
+        raise schedule_error(
+            "decompose_reduction",
+            subject,
+            f"an init before loop {loop.loop_var.name} would run once for instances that "
+            f"accumulate more than once: {why}",
+            loop,
+        )
 
 
 def _init_predicate(subject, realize, dropped, kept_loops):
