@@ -1,8 +1,7 @@
 """Where cache_read / cache_write put their copy and which blocks use the cache, as TVM
-decides it: inside a loop shared by the writer and its first consumer, the
-``consumer_blocks`` argument, opaque uses (``access_ptr``, ``match_buffer``) moving
-with the loads, nested ``T.where`` sizing the cache. Structural equality with the
-expected IR, and the numbers of the python backend against the unscheduled function."""
+decides it: in a loop shared by the writer and its first consumer, ``consumer_blocks``,
+opaque uses (``access_ptr``, ``match_buffer``) moving with the loads, nested ``T.where``
+sizing the cache. Checked by structural equality and python-backend numbers."""
 
 from __future__ import annotations
 
