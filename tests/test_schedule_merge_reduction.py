@@ -127,7 +127,7 @@ def test_merges_that_could_change_the_result_are_refused(kwargs, message):
     assert structural_equal(sch.mod, mod)
 
 
-def test_an_init_of_another_element_or_apart_from_the_nest_is_refused():
+def test_an_init_of_another_element_is_refused():
     transposed = tilelang.parse(
         TWO_BLOCKS.format(init="T.float32(0)", loops="k in range(8)", k="k").replace(
             'vi, vj = T.axis.remap("SS", [i, j])\n            C[vi, vj] = T.float32(0)',
@@ -137,20 +137,59 @@ def test_an_init_of_another_element_or_apart_from_the_nest_is_refused():
     sch = tir.Schedule(transposed)
     with pytest.raises(ScheduleError, match="not the element 'update' accumulates into"):
         sch.merge_reduction("init", "update")
-    apart = tilelang.parse("""
+    assert structural_equal(sch.mod, transposed)
+
+
+APART = """
 @T.prim_func
 def main(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16,), "float32")):
-    for i in range(16):
+    for i in range({init_extent}):
         with T.block("init"):
-            vi = T.axis.remap("S", [i])
+            vi = T.axis.spatial(16, i)
             C[vi] = T.float32(0)
     for i, k in T.grid(16, 8):
         with T.block("update"):
             vi, vk = T.axis.remap("SR", [i, k])
+            C[vi] = C[vi] + A[vi, vk]{more}
+"""
+
+ONE_BLOCK = """
+@T.prim_func
+def main(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16,), "float32")):
+    for i, k in T.grid(16, 8):
+        with T.block("update"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            T.reads(C[vi], A[vi, vk])
+            T.writes(C[vi])
+            with T.init():
+                C[vi] = T.float32(0)
             C[vi] = C[vi] + A[vi, vk]
-""")
+"""
+
+
+def test_an_init_in_a_nest_of_its_own_over_the_same_loops_merges():
+    apart = tilelang.parse(APART.format(init_extent=16, more=""))
     sch = tir.Schedule(apart)
-    with pytest.raises(ScheduleError, match="not followed by the update's loops"):
+    sch.merge_reduction("init", "update")
+    assert structural_equal(sch.mod["main"], tilelang.parse(ONE_BLOCK)["main"])
+    a = np.random.default_rng(3).random((16, 8), dtype="float32")
+    got, want = np.full(16, 7, "float32"), np.full(16, 7, "float32")
+    tilelang.build(sch.mod, "python")["main"](a, got)
+    tilelang.build(apart, "python")["main"](a, want)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "init_extent, more, message",
+    [
+        (8, "", "are not the outer loops"),  # initialises half of C: the rest keeps its value
+        (16, " + C[(vi + 1) % 16]", "reads other elements of C"),  # reads a neighbour's init
+    ],
+)
+def test_an_init_apart_that_could_change_the_result_is_refused(init_extent, more, message):
+    apart = tilelang.parse(APART.format(init_extent=init_extent, more=more))
+    sch = tir.Schedule(apart)
+    with pytest.raises(ScheduleError, match=message):
         sch.merge_reduction("init", "update")
     assert structural_equal(sch.mod, apart)
 

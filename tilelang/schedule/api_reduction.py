@@ -111,7 +111,8 @@ class ReductionPrimitives:
         ----------
         init : BlockRV or str
             A block of spatial iterators storing one value, right before the loop nest
-            of ``update`` in the same sequence.
+            of ``update`` in the same sequence, or alone in a nest of its own right
+            before it whose loops are the update's outer loops.
         update : BlockRV or str
             A block with reduction iterators and no ``T.init()``, accumulating into the
             element ``init`` writes.
@@ -125,8 +126,10 @@ class ReductionPrimitives:
         ------
         ScheduleError
             When the merge could change the result: something runs between the blocks,
-            the init writes another element or reads the accumulator, a block has a
-            predicate, or a loop of the update's nest does not move its reduction
+            the init writes another element or reads the accumulator, an init in a nest
+            of its own covers other loops or the update reads another element of the
+            accumulator, a block has a predicate, or a loop of the update's nest does
+            not move its reduction
             iterators from their minimum (the conditions of
             :mod:`tilelang.schedule.merge_reduction`).
 

@@ -15,8 +15,14 @@ a reduction block (it has no init). Merged, it is a reduction block again::
                 vi, vj, vk = T.axis.remap(...)               C[vi, vj] = C[vi, vj] + ...
                 C[vi, vj] = C[vi, vj] + ...
 
-The merge keeps what the program computes when: the init block comes right before
-the loop nest of the update in the same sequence (nothing runs between them); its
+The init may also run in a loop nest of its own right before the update's, whose
+loops are the update's outer loops (same starts and extents): every element then holds
+its initial value before the first update, so the update may read no other element of
+its accumulator.
+
+The merge keeps what the program computes when: the init block (or its own nest) comes
+right before the loop nest of the update in the same sequence (nothing runs between
+them); its
 iterators are all spatial, bound as some of the update's spatial iterators are (so it
 writes the element the update accumulates into); its body is one store whose value
 reads nothing the update writes; neither block has a predicate; and the update's
@@ -54,7 +60,7 @@ def merge_reduction(func, init_name: str, update_name: str):
         return schedule_error(PRIMITIVE, subject, reason, node)
 
     _check_blocks(init, update, refuse)
-    inner = _placement(tree, init, update, refuse)
+    init, inner = _placement(tree, init, update, refuse)
     _check_reduction_loops(update, inner, refuse)
     mapping = _iterator_map(init, update, refuse)
     store, target = init.block.body, update.block.body
@@ -74,9 +80,9 @@ def merge_reduction(func, init_name: str, update_name: str):
     merged = attrs.evolve(update.block, init=new_init, reads=(*update.block.reads, *extra))
     func = rewrite(func, {id(update.block): merged})
     tree = Tree(func)
-    init = tree.realizes[init_name][0]
-    seq = tree.parent_of(init)
-    return rewrite(func, {id(seq): S.seq_stmt(*[s for s in seq.seq if s is not init])})
+    head, _ = _own_loops(tree, tree.realizes[init_name][0])
+    seq = tree.parent_of(head)
+    return rewrite(func, {id(seq): S.seq_stmt(*[s for s in seq.seq if s is not head])})
 
 
 def _same(a, b) -> bool:
@@ -117,18 +123,32 @@ def _check_blocks(init, update, refuse) -> None:
         raise refuse(f"the value {ib.name_hint!r} stores reads {buffer.name}", init)
 
 
+def _own_loops(tree, init):
+    """The statement holding the init alone -- the init itself, or the outermost of the
+    loops whose only statement it is -- and those loops, outermost first."""
+    head, own = init, []
+    parent = tree.parent_of(head)
+    while isinstance(parent, S.For):
+        own.insert(0, parent)
+        head, parent = parent, tree.parent_of(parent)
+    return head, own
+
+
 def _placement(tree, init, update, refuse):
-    """The loops from the statement right after the init down to the update (a
-    perfect nest)."""
-    seq = tree.parent_of(init)
+    """The init (its loops, when it has its own, renamed to the update's) and the
+    update's loops under the point the init runs at (a perfect nest). The init comes
+    right before the update's loop nest, under the same loops (SEED §8) or in a nest
+    of its own whose loops are the update's outer loops (same starts and extents)."""
+    head, own = _own_loops(tree, init)
+    seq = tree.parent_of(head)
     if not isinstance(seq, S.SeqStmt):
         raise refuse(f"{init.block.name_hint!r} is not followed by the update's loops", init)
-    position = next(i for i, s in enumerate(seq.seq) if s is init)
+    position = next(i for i, s in enumerate(seq.seq) if s is head)
     if position + 1 >= len(seq.seq):
         raise refuse(f"nothing follows {init.block.name_hint!r}", init)
-    node, inner = seq.seq[position + 1], []
+    node, nest = seq.seq[position + 1], []
     while isinstance(node, S.For):
-        inner.append(node)
+        nest.append(node)
         node = node.body
     if node is not update:
         raise refuse(
@@ -136,7 +156,45 @@ def _placement(tree, init, update, refuse):
             f"after {init.block.name_hint!r}",
             update,
         )
-    return inner
+    if not own:
+        return init, nest
+    if len(nest) < len(own) or not all(
+        _same(mine.min, theirs.min)
+        and _same(mine.extent, theirs.extent)
+        and mine.step is None
+        and theirs.step is None
+        for mine, theirs in zip(own, nest)
+    ):
+        raise refuse(
+            f"the loops of {init.block.name_hint!r} are not the outer loops of "
+            f"{update.block.name_hint!r}'s nest",
+            init,
+        )
+    _check_reads_own_element(update, refuse)
+    rename = {mine.loop_var: theirs.loop_var for mine, theirs in zip(own, nest)}
+    values = tuple(substitute(v, rename) for v in init.iter_values)
+    return attrs.evolve(init, iter_values=values), nest[len(own) :]
+
+
+def _check_reads_own_element(update, refuse) -> None:
+    """Initialised in a nest of its own, every element holds its initial value before
+    the first update; merged, only the element being reduced does: the update may read
+    no other element of its accumulator."""
+    store = update.block.body
+    loads = []
+    post_order_visit(
+        store.value,
+        lambda n: (
+            loads.append(n) if isinstance(n, E.BufferLoad) and n.buffer is store.buffer else None
+        ),
+    )
+    for load in loads:
+        if not all(_same(a, b) for a, b in zip(load.indices, store.indices)):
+            raise refuse(
+                f"{update.block.name_hint!r} reads other elements of {store.buffer.name} "
+                "than the one it accumulates into",
+                update,
+            )
 
 
 def _check_reduction_loops(update, inner, refuse) -> None:

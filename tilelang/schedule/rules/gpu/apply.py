@@ -21,7 +21,7 @@ from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
 from tilelang.ir.functor import StmtExprVisitor
 from tilelang.schedule.rules.analysis import leaf_blocks
-from tilelang.schedule.rules.apply import _attempt
+from tilelang.schedule.rules.apply import _attempt, merge_init_blocks
 from tilelang.schedule.rules.fusion import consumers_of
 from tilelang.schedule.rules.gpu.limits import gpu_limits
 from tilelang.schedule.rules.gpu.matmul import apply_matmul, plan_matmul
@@ -106,24 +106,6 @@ def inline_producers(sch, func_name, infos, outputs) -> None:
             sch.compute_inline(sch.get_block(info.name, func_name))
         except ScheduleError:
             continue
-
-
-def merge_init_blocks(sch, func_name: str) -> Schedule:
-    """Every init block written apart from its update (SEED §8's two blocks) folded back
-    into the update as its ``T.init()`` (:meth:`Schedule.merge_reduction`): the update
-    alone is neither complete nor a reduction, and no loop over it could be bound. A
-    pair the primitive refuses stays as written. Returns the schedule to go on with."""
-    order = Tree(sch.mod[func_name]).order
-    for previous, realize in zip(order, order[1:]):
-        block = realize.block
-        reduces = any(iv.iter_type == S.IterVar.CommReduce for iv in block.iter_vars)
-        if block.init is None and reduces:
-            sch, _ = _attempt(sch, _merge, previous.block.name_hint, block.name_hint, func_name)
-    return sch
-
-
-def _merge(sch, init: str, update: str, func_name: str) -> None:
-    sch.merge_reduction(sch.get_block(init, func_name), sch.get_block(update, func_name))
 
 
 def _on_block(sch, plan, name: str, func_name: str) -> None:
