@@ -347,10 +347,3 @@ def _broadcast(value, lanes):
     from tilelang.ir import Broadcast
 
     return Broadcast(value, lanes)
-
-
-def _is_tuple_target(tree) -> bool:
-    return isinstance(tree, Tree) and (
-        tree.data in ("tuple", "list", "exprlist")
-        or (tree.data == "testlist" and len(tree.children) > 1)
-    )

@@ -49,10 +49,6 @@ class Namespace:
         return f"namespace {self.kind}{'.' + self.prefix if self.prefix else ''}"
 
 
-def _is_number(value) -> bool:
-    return isinstance(value, numbers.Number)
-
-
 class ExprBuilder:
     """Evaluates expression trees in the builder's scope. ``ctx`` is the statement
     builder (for scopes, loop domains and error locations)."""

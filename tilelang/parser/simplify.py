@@ -7,7 +7,7 @@ common shapes are folded here so that a printed range parses back to the same ex
 
 from __future__ import annotations
 
-from tilelang.ir import Add, IntImm, PrimExpr, const, structural_equal
+from tilelang.ir import Add, PrimExpr, const, structural_equal
 from tilelang.ir.convert import binary, const_int_value, match_types
 
 
@@ -23,10 +23,6 @@ def extent_of(lo, hi) -> PrimExpr:
     if isinstance(hi, Add) and isinstance(lo, PrimExpr) and structural_equal(hi.a, lo):
         return hi.b
     return binary("sub", hi, lo)
-
-
-def is_int_imm(x, value: int) -> bool:
-    return isinstance(x, IntImm) and x.value == value
 
 
 def region_extent(lo, hi) -> PrimExpr:

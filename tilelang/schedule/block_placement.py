@@ -7,8 +7,7 @@ from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Range
 from tilelang.ir.convert import match_types
-from tilelang.ir.functor import substitute
-from tilelang.ir.var_usage import uses_any_var, uses_var
+from tilelang.ir.var_usage import uses_var
 from tilelang.schedule.block_var_domain import NoSolution, ScopeAnalyzer, block_var_domains
 from tilelang.schedule.common import block_subject, find_block, find_loop
 from tilelang.schedule.errors import schedule_error
@@ -236,7 +235,6 @@ def _new_nest(primitive, subject, realize, provided, required, preserve_unit_loo
     ana = ScopeAnalyzer()
     for lp in outer:  # the target loop and those around it
         ana.bind(lp.loop_var, lp.min, lp.extent)
-    unit = {lp.loop_var: lp.min for lp in outer if const_value(lp.extent) == 1}
     try:
         infos = block_var_domains(block.iter_vars, provided, required, ana)
     except NoSolution as err:
@@ -254,8 +252,6 @@ def _new_nest(primitive, subject, realize, provided, required, preserve_unit_loo
                     "overlap or do not run in order",
                     realize,
                 )
-        # an enclosing loop of one iteration is its start (TVM's analyzer folds it)
-        low = simplify(substitute(low, unit)) if unit and uses_any_var(low, list(unit)) else low
         if const_value(extent) == 1 and not preserve_unit_loops:
             value = low
         else:
