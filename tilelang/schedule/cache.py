@@ -23,7 +23,7 @@ from tilelang.schedule.cache_stage import (
     nested_predicate,
     relax_region,
 )
-from tilelang.schedule.common import block_subject, find_block, fresh_name
+from tilelang.schedule.common import block_subject, find_block, fresh_name, taken_names, top_index
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.inline import _with_regions
 from tilelang.schedule.regions import buffers_of
@@ -142,18 +142,6 @@ def _writes_in(tree, item, buffer) -> bool:
     return bool(found) or any(buffer in buffers_of(r)[1] for r in tree.blocks_under(item))
 
 
-def _scope_items(tree, realize):
-    """The scope block's realize and the top-level statements of its body (what the
-    staging primitives insert their new blocks between)."""
-    scope = tree.scope_realize(realize)
-    body = tree.func.body if scope is None else scope.block.body
-    return scope, list(body.seq) if isinstance(body, S.SeqStmt) else [body]
-
-
-def _top_index(tree, items, node):
-    return next(i for i, it in enumerate(items) if it is node or tree.is_ancestor(it, node))
-
-
 def _with_root(func):
     """``func`` with its body in a root block (a cache is allocated there)."""
     if isinstance(func.body, S.BlockRealize) and not func.body.iter_values:
@@ -188,13 +176,13 @@ def _check_consumer_order(primitive, subject, tree, scope_block, writer, names, 
     first and holds the old values, TVM's in-place form); otherwise some would read a
     cache not yet filled or stale (TVM does not check)."""
     items = body_items(scope_block.body)
-    w_top, w_at = _top_index(tree, items, writer), tree.order.index(writer)
+    w_top, w_at = top_index(tree, items, writer), tree.order.index(writer)
     sides = {}
     for name in names:
         realize = find_block(tree, name, primitive)
         if realize is writer or not declared(realize.block, buffer, False):
             continue
-        top = _top_index(tree, items, realize)
+        top = top_index(tree, items, realize)
         if tree.order.index(realize) > w_at:
             sides.setdefault("after", name)
         elif primitive == "cache_read" and (top < w_top or _runs_once(tree, realize, writer)):
@@ -321,7 +309,7 @@ def cache_read(func, name, index, scope, consumers=()):
     compact = isinstance(loc, S.Block)
     if compact:  # a cache of the region's shape must hold every read of it
         region = checked_region(tree, scope_realize, buffer, region, _uses(tree, readers, buffer))
-    new_name = fresh_name(_taken(tree), f"{buffer.name}_{scope.replace('.', '_')}")
+    new_name = fresh_name(taken_names(tree), f"{buffer.name}_{scope.replace('.', '_')}")
     shape = tuple(ext for _, ext in region) if compact else buffer.shape
     cached = decl_buffer(shape, buffer.dtype, new_name, scope=scope)
     if compact:
@@ -354,7 +342,7 @@ def _after_plain_writers(tree, scope_block, realize, buffer) -> int:
     stores = [i for i, it in enumerate(items) if _writes_in(tree, it, buffer)]
     if not stores:
         return 0
-    if _top_index(tree, items, realize) <= max(stores):
+    if top_index(tree, items, realize) <= max(stores):
         raise schedule_error(
             "cache_read", block_subject(realize), f"{buffer.name} is written after the block"
         )
@@ -379,15 +367,6 @@ def rewrite_stmt(stmt, mapping):
     from tilelang.schedule.state import _Rewrite
 
     return _Rewrite(mapping).visit(stmt) if mapping else stmt
-
-
-def _taken(tree) -> set:
-    names = set(tree.realizes)
-    for realizes in tree.realizes.values():
-        for r in realizes:
-            names.update(b.name for b in r.block.alloc_buffers)
-    names.update(b.name for b in tree.func.buffer_map.values())
-    return names
 
 
 def cache_write(func, name, index, scope, consumers=()):
@@ -447,7 +426,7 @@ def cache_write(func, name, index, scope, consumers=()):
         checked = checked_region(tree, scope_realize, buffer, region, uses)
         if checked is not region:  # the whole buffer: what is not written keeps its values
             region, copy_in = checked, True
-    new_name = fresh_name(_taken(tree), f"{buffer.name}_{scope.replace('.', '_')}")
+    new_name = fresh_name(taken_names(tree), f"{buffer.name}_{scope.replace('.', '_')}")
     shape = tuple(ext for _, ext in region) if compact else buffer.shape
     cached = decl_buffer(shape, buffer.dtype, new_name, scope=scope)
     if compact:
@@ -473,7 +452,7 @@ def cache_write(func, name, index, scope, consumers=()):
 def _position_of(tree, loc, realize) -> int:
     """The index, in the body of ``loc``, of the statement holding ``realize``."""
     items = body_items(loc.body)
-    return next(i for i, it in enumerate(items) if it is realize or tree.is_ancestor(it, realize))
+    return top_index(tree, items, realize)
 
 
 def _accessed_outside_blocks(stmt, buffer) -> bool:

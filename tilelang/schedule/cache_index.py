@@ -35,8 +35,16 @@ from tilelang.ir.buffer import BufferRegion, Range, decl_buffer
 from tilelang.ir.functor import StmtExprMutator, post_order_visit, substitute
 from tilelang.ir.node import child_fields
 from tilelang.ir.structural import structural_equal
-from tilelang.schedule.cache import _check_scope, _scope_items, _taken, _top_index, rewrite_stmt
-from tilelang.schedule.common import block_subject, find_block, fresh_name, replace_scope_body
+from tilelang.schedule.cache import _check_scope, rewrite_stmt
+from tilelang.schedule.common import (
+    block_subject,
+    find_block,
+    fresh_name,
+    replace_scope_body,
+    scope_items,
+    taken_names,
+    top_index,
+)
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree
 
@@ -61,7 +69,7 @@ def cache_index(func, name, storage_scope, cse_thresh=0):
     chosen.sort(key=_size, reverse=True)  # stable: ties keep their order of appearance
     if not chosen:
         return func, []
-    taken = _taken(tree)
+    taken = taken_names(tree)
     stages, allocs, loads, names = [], [], [], []
     for k, expr in enumerate(chosen):
         used = _vars_in_order(expr, block_vars)
@@ -80,8 +88,8 @@ def cache_index(func, name, storage_scope, cse_thresh=0):
         loads.append((expr, E.BufferLoad(buffer, tuple(used))))
         names.append(block_name)
     new_block = _Replace(loads).visit(block)
-    scope, items = _scope_items(tree, realize)
-    position = _top_index(tree, items, realize)
+    scope, items = scope_items(tree, realize)
+    position = top_index(tree, items, realize)
     items[position] = rewrite_stmt(items[position], {id(block): new_block})
     items[position:position] = stages
     return replace_scope_body(func, scope, items, allocs), names

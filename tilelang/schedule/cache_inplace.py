@@ -28,9 +28,8 @@ from tilelang.ir.buffer import Range, decl_buffer
 from tilelang.ir.convert import binary
 from tilelang.ir.functor import substitute
 from tilelang.schedule.cache import swap_buffer
-from tilelang.schedule.common import block_subject, find_block, fresh_name
+from tilelang.schedule.common import block_subject, find_block, fresh_name, taken_names
 from tilelang.schedule.errors import schedule_error
-from tilelang.schedule.reindex import _taken
 from tilelang.schedule.state import Tree, rewrite
 
 P = "cache_inplace"
@@ -105,7 +104,7 @@ def cache_inplace(func, name, read_buffer_index, storage_scope):
     if not any(w.buffer is buffer for w in block.writes):
         raise schedule_error(P, subject, f"the block reads {buffer.name} but does not write it")
     ranges = _region(subject, realize, buffer)
-    taken = _taken(tree)
+    taken = taken_names(tree)
     cache_name = fresh_name(taken, f"{buffer.name}_{storage_scope.replace('.', '_')}")
     cache = decl_buffer(buffer.shape, buffer.dtype, cache_name, scope=storage_scope)
     in_name = cache_name  # the copies are named after the cache (as TVM's)

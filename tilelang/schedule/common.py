@@ -143,3 +143,28 @@ def replace_scope_body(func, scope, items, allocs):
         scope.block, body=S.seq_stmt(*items), alloc_buffers=(*scope.block.alloc_buffers, *allocs)
     )
     return rewrite(func, {id(scope.block): block})
+
+
+def taken_names(tree) -> set:
+    """Names a new block or buffer must not take: every block's, every allocated
+    buffer's and every parameter buffer's."""
+    names = set(tree.realizes)
+    for realizes in tree.realizes.values():
+        for r in realizes:
+            names.update(b.name for b in r.block.alloc_buffers)
+    names.update(b.name for b in tree.func.buffer_map.values())
+    return names
+
+
+def scope_items(tree, realize):
+    """The realize of ``realize``'s scope block (None at a function without a root
+    block) and the top-level statements of its body, between which the staging
+    primitives insert their new blocks (:func:`replace_scope_body` writes them back)."""
+    scope = tree.scope_realize(realize)
+    body = tree.func.body if scope is None else scope.block.body
+    return scope, list(body.seq) if isinstance(body, S.SeqStmt) else [body]
+
+
+def top_index(tree, items, node) -> int:
+    """The index of the statement of ``items`` that is ``node`` or holds it."""
+    return next(i for i, it in enumerate(items) if it is node or tree.is_ancestor(it, node))

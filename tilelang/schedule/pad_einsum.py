@@ -39,8 +39,15 @@ from tilelang.ir import stmt as S
 from tilelang.ir.buffer import BufferRegion, Range, decl_buffer
 from tilelang.ir.convert import binary, logical
 from tilelang.ir.functor import StmtExprMutator, post_order_visit
-from tilelang.schedule.cache import _scope_items, _taken, _top_index
-from tilelang.schedule.common import block_subject, find_block, fresh_name, replace_scope_body
+from tilelang.schedule.common import (
+    block_subject,
+    find_block,
+    fresh_name,
+    replace_scope_body,
+    scope_items,
+    taken_names,
+    top_index,
+)
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree
 
@@ -70,8 +77,8 @@ def pad_einsum(func, name, padding):
         return func
     _check_loops(tree, subject, realize, loop_extents)
     _check_reduction(subject, realize, padded, accesses)
-    scope, items = _scope_items(tree, realize)
-    position = _top_index(tree, items, realize)
+    scope, items = scope_items(tree, realize)
+    position = top_index(tree, items, realize)
     others = [r for r in tree.blocks_under(items[position]) if r is not realize]
     if others:
         raise schedule_error(
@@ -79,7 +86,7 @@ def pad_einsum(func, name, padding):
             f"the statement holding it also holds block {others[0].block.name_hint!r}; the "
             "padded copies go around that statement",
         )  # fmt: skip
-    taken = _taken(tree)
+    taken = taken_names(tree)
     reads, writes, allocs, buffer_map = [], [], [], {}
     for region, is_read in accesses:
         if not any(isinstance(r.min, E.Var) and r.min in padded for r in region.region):

@@ -40,8 +40,8 @@ from tilelang.ir.buffer import BufferRegion, Range, decl_buffer
 from tilelang.ir.convert import binary
 from tilelang.ir.functor import post_order_visit, substitute
 from tilelang.ir.var_usage import uses_any_var
-from tilelang.schedule.cache import _check_scope, _pick, _regions, _taken, swap_buffer
-from tilelang.schedule.common import block_subject, find_block, find_loop, fresh_name
+from tilelang.schedule.cache import _check_scope, _pick, _regions, swap_buffer
+from tilelang.schedule.common import block_subject, find_block, find_loop, fresh_name, taken_names
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import buffers_of, covered_region, relaxed_loops
 from tilelang.schedule.state import Tree, rewrite
@@ -100,7 +100,7 @@ def _stage(primitive, func, loop_var, name, index, storage_scope, is_read):
     _check_inside(primitive, subject, src, region, outer)
     if not is_read:
         _check_writes(primitive, subject, tree, loop, blocks[:stop], src, storage_scope)
-    copy_name = fresh_name(_taken(tree), f"{src.name}_{storage_scope}")
+    copy_name = fresh_name(taken_names(tree), f"{src.name}_{storage_scope}")
     dst = decl_buffer(src.shape, src.dtype, copy_name, scope=storage_scope)
     copy = _copy_block(copy_name, src, dst, region, outer, is_read)
     new_children = [

@@ -30,7 +30,15 @@ from tilelang.ir import structural_equal
 from tilelang.ir.analysis import get_block_read_write_region, uses_any_var
 from tilelang.ir.buffer import BufferRegion, Range, decl_buffer
 from tilelang.ir.functor import StmtExprMutator, post_order_visit
-from tilelang.schedule.common import block_subject, find_block, fresh_name
+from tilelang.schedule.common import (
+    block_subject,
+    find_block,
+    fresh_name,
+    replace_scope_body,
+    scope_items,
+    taken_names,
+    top_index,
+)
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.state import Tree, rewrite
 
@@ -120,7 +128,7 @@ def reindex(func, name, buffer_index):
                 realize,
             )  # fmt: skip
     used = [iv for iv in block.iter_vars if uses_any_var_list(first, iv.var)]
-    taken = _taken(tree)
+    taken = taken_names(tree)
     new_name = fresh_name(taken, f"{buffer.name}_reindex")
     new_buffer = decl_buffer(
         [iv.dom.extent for iv in used], buffer.dtype, new_name, scope=buffer.scope
@@ -179,34 +187,13 @@ def _copy_nest(name, used, indices, buffer, new_buffer, is_write):
     return stmt
 
 
-def _taken(tree) -> set:
-    names = set(tree.realizes)
-    for realizes in tree.realizes.values():
-        for r in realizes:
-            names.update(b.name for b in r.block.alloc_buffers)
-    names.update(b.name for b in tree.func.buffer_map.values())
-    return names
-
-
 def _insert(func, block, stmt, new_buffer, after: bool):
     """``stmt`` placed before/after the top-level statement of ``block``'s scope that
     holds it, and ``new_buffer`` allocated in that scope (a root block is made when
     the function has none)."""
     tree = Tree(func)
     realize = next(r for rs in tree.realizes.values() for r in rs if r.block is block)
-    scope = tree.scope_realize(realize)
-    body = func.body if scope is None else scope.block.body
-    items = list(body.seq) if isinstance(body, S.SeqStmt) else [body]
-    position = next(
-        i for i, it in enumerate(items) if it is realize or tree.is_ancestor(it, realize)
-    )
+    scope, items = scope_items(tree, realize)
+    position = top_index(tree, items, realize)
     items.insert(position + 1 if after else position, stmt)
-    if scope is None:
-        root = S.Block((), (), (), "root", S.seq_stmt(*items), alloc_buffers=(new_buffer,))
-        return func.with_body(S.BlockRealize((), E.IntImm("bool", 1), root))
-    new_scope = attrs.evolve(
-        scope.block,
-        body=S.seq_stmt(*items),
-        alloc_buffers=(*scope.block.alloc_buffers, new_buffer),
-    )
-    return rewrite(func, {id(scope.block): new_scope})
+    return replace_scope_body(func, scope, items, (new_buffer,))

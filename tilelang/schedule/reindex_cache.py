@@ -22,8 +22,14 @@ from tilelang.ir import stmt as S
 from tilelang.ir.analysis import uses_any_var
 from tilelang.ir.buffer import BufferRegion, Range, decl_buffer
 from tilelang.ir.functor import StmtExprMutator, substitute
-from tilelang.schedule.cache import _check_scope, _pick, _regions, _taken
-from tilelang.schedule.common import block_subject, find_block, fresh_name
+from tilelang.schedule.cache import _check_scope, _pick, _regions
+from tilelang.schedule.common import (
+    block_subject,
+    find_block,
+    fresh_name,
+    taken_names,
+    top_index,
+)
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.index_map import IndexMap
 from tilelang.schedule.regions import buffers_of, siblings
@@ -113,11 +119,11 @@ def _reindex(primitive, func, name, index, scope, index_map, read):
     body = func.body if loc is None else loc.body
     items = list(body.seq) if isinstance(body, S.SeqStmt) else [body]
     if read:
-        position = _item_of(tree, items, realize) if related else 0
+        position = top_index(tree, items, realize) if related else 0
     else:
-        position = _item_of(tree, items, related[0]) if related else len(items)
+        position = top_index(tree, items, related[0]) if related else len(items)
 
-    new_name = fresh_name(_taken(tree), f"{buffer.name}_{scope.replace('.', '_')}")
+    new_name = fresh_name(taken_names(tree), f"{buffer.name}_{scope.replace('.', '_')}")
     cache = decl_buffer(shape, buffer.dtype, new_name, scope=scope)
     below = [f for f in tree.loops_above(realize) if loc is None or tree.is_ancestor(loc, f)]
     stage = _stage(new_name, buffer, cache, old_indices, new_indices, used, below, read)
@@ -157,10 +163,6 @@ def _lca(tree, realizes, scope_node):
         if isinstance(node, S.For):
             return node
     return scope_node
-
-
-def _item_of(tree, items, realize) -> int:
-    return next(i for i, it in enumerate(items) if it is realize or tree.is_ancestor(it, realize))
 
 
 def _stage(name, buffer, cache, old_indices, new_indices, used, loops, read):
