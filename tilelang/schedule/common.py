@@ -168,3 +168,13 @@ def scope_items(tree, realize):
 def top_index(tree, items, node) -> int:
     """The index of the statement of ``items`` that is ``node`` or holds it."""
     return next(i for i, it in enumerate(items) if it is node or tree.is_ancestor(it, node))
+
+
+def conjuncts(cond) -> list:
+    """The terms of the conjunction ``cond`` (``a and b and ...``), left to right, without
+    constant true terms (a block predicate ``T.where(True)`` has none)."""
+    if isinstance(cond, E.And):
+        return conjuncts(cond.a) + conjuncts(cond.b)
+    if isinstance(cond, E.IntImm) and cond.value:
+        return []
+    return [cond]

@@ -23,7 +23,7 @@ from tilelang.ir.buffer import Range
 from tilelang.ir.functor import StmtExprMutator, post_order_visit, substitute
 from tilelang.ir.structural import structural_equal
 from tilelang.ir.var_usage import uses_var
-from tilelang.schedule.common import and_predicate, block_subject, find_block
+from tilelang.schedule.common import and_predicate, block_subject, conjuncts, find_block
 from tilelang.schedule.errors import schedule_error
 from tilelang.schedule.regions import buffers_of, siblings
 from tilelang.schedule.state import REMOVE, Tree, rewrite
@@ -437,20 +437,12 @@ def _within(inner, outer) -> bool:
 def _merge_predicates(old, new):
     """The producer's own predicate and the one inlining adds, without repeating a
     condition both state (TVM's result for ``T.where(i < 127)`` twice is one)."""
-    have = _conjuncts(old)
-    extra = [c for c in _conjuncts(new) if not any(structural_equal(c, h) for h in have)]
+    have = conjuncts(old)
+    extra = [c for c in conjuncts(new) if not any(structural_equal(c, h) for h in have)]
     result = old
     for cond in extra:
         result = and_predicate(result, cond)
     return result
-
-
-def _conjuncts(cond) -> list:
-    if isinstance(cond, E.And):
-        return _conjuncts(cond.a) + _conjuncts(cond.b)
-    if isinstance(cond, E.IntImm) and cond.value:
-        return []
-    return [cond]
 
 
 def _same_indices(a, b) -> bool:

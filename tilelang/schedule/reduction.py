@@ -12,6 +12,7 @@ from tilelang.ir.functor import substitute
 from tilelang.ir.var_usage import uses_any_var
 from tilelang.schedule.common import (
     block_subject,
+    conjuncts,
     copy_loops,
     find_block,
     find_loop,
@@ -148,7 +149,7 @@ def _init_predicate(subject, realize, dropped, kept_loops):
     mixing such loops with the init's own loops cannot be split and is refused."""
     kept_vars = [lp.loop_var for lp in kept_loops]
     out = E.IntImm("bool", 1)
-    for cond in _conjuncts(realize.predicate):
+    for cond in conjuncts(realize.predicate):
         if not uses_any_var(cond, dropped):
             out = cond if isinstance(out, E.IntImm) else E.And(out, cond)
         elif uses_any_var(cond, kept_vars):
@@ -159,14 +160,6 @@ def _init_predicate(subject, realize, dropped, kept_loops):
                 realize,
             )
     return out
-
-
-def _conjuncts(cond) -> list:
-    if isinstance(cond, E.And):
-        return _conjuncts(cond.a) + _conjuncts(cond.b)
-    if isinstance(cond, E.IntImm) and cond.value:
-        return []
-    return [cond]
 
 
 def _update_block(block, name):
