@@ -42,8 +42,11 @@ class ReductionPrimitives:
         ------
         ScheduleError
             When the block has no init, the loop is not above it, a loop outside it
-            carries a reduction iterator, or a condition of the block's predicate
-            mixes a reduction loop with the init's loops.
+            carries a reduction iterator, a condition of the block's predicate
+            mixes a reduction loop with the init's loops, or the loops from ``loop``
+            down run a block instance more than once (a compute_at that recomputes
+            overlapping elements, a loop the bindings do not use): the init, run once
+            before them, would let an element accumulate twice.
 
         Example
         -------
