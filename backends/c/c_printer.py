@@ -385,6 +385,9 @@ class CLikePrinter(NodeFunctor):
             return self._extern_call(op)
         if op.op == "tvm_access_ptr":
             return self._access_ptr(op)
+        if op.op in ("bf16_to_float", "float_to_bf16"):
+            self.helpers.add("tl_bf16")
+            return f"tl_{op.op}({self.expr(op.args[0])})"
         fmt = self.intrinsic_formats.get(op.op)
         if fmt is not None:
             args = [self.expr(a) for a in op.args]

@@ -267,6 +267,8 @@ class ExprPrinter(NodeFunctor):
             return f"~{self.paren(args[0], _UNARY)}", _UNARY
         if op == "likely":
             return self.render(args[0])
+        if op in ("bf16_to_float", "float_to_bf16"):
+            return self.call(f"_{op}", args[0])
         if op == "if_then_else":
             c, t, f = args
             if e.dtype.lanes > 1:

@@ -94,6 +94,45 @@ def _index_dtype(*candidates) -> str:
     return "int32"
 
 
+class _Unboundable(Exception):
+    pass
+
+
+class _OpaqueFinder(StmtExprVisitor):
+    """Raises at the first node TVM's interval evaluator (``arith::EvalSet``) cannot
+    bound even as a single point: a call (other than ``vscale``), a float or string
+    immediate, a logical not, or a load of a non-integer buffer."""
+
+    def visit_call(self, op: E.Call):
+        if op.op != "vscale":
+            raise _Unboundable
+        self.generic_visit(op)
+
+    def visit_float_imm(self, op):
+        raise _Unboundable
+
+    visit_string_imm = visit_not = visit_float_imm
+
+    def visit_buffer_load(self, op: E.BufferLoad):
+        if not op.dtype.is_integer():
+            raise _Unboundable
+        self.generic_visit(op)
+
+
+def _unboundable(index: E.PrimExpr) -> bool:
+    """True when an access index has a part TVM cannot bound, such as
+    ``T.Cast("int32", T.floor(v * 2 + 0.5))``: TVM's region detector gives such an
+    index the buffer's whole extent, even with no loop to relax, and schedules built
+    on the region (compute_at's producer range, cache sizes) follow from it."""
+    if isinstance(index, (E.IntImm, E.Var)):
+        return False
+    try:
+        _OpaqueFinder().visit(index)
+    except _Unboundable:
+        return True
+    return False
+
+
 class _RegionDetector(StmtExprVisitor):
     """Collects the reads and writes under a block; see the module docstring."""
 
@@ -122,6 +161,8 @@ class _RegionDetector(StmtExprVisitor):
 
     # -- recording
     def relax(self, expr):
+        if _unboundable(expr):
+            return None, None
         return eval_interval(expr, self.ranges, self.bindings)
 
     def record(self, footprint: _Footprint, buffer: Buffer, indices) -> None:

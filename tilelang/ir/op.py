@@ -103,6 +103,10 @@ INTRINSICS: dict[str, OpInfo] = {
     # a cross-thread reduction under T.attr(T.comm_reducer(...), "reduce_scope", ...)
     "tvm_thread_allreduce": OpInfo("tvm_thread_allreduce", None, "given"),
     "reinterpret": OpInfo("reinterpret", 1, "given"),  # the same bits as another type
+    # bfloat16 on CPUs (tilelang.transform.legalize_bf16): uint16 bits -> float32, and
+    # float32 -> the bits of the nearest bfloat16 (ties to even, NaN kept)
+    "bf16_to_float": OpInfo("bf16_to_float", 1, "given"),
+    "float_to_bf16": OpInfo("float_to_bf16", 1, "given"),
     "llvm_lookup_intrinsic_id": OpInfo("llvm_lookup_intrinsic_id", 1, "uint32"),
     # `break` / `continue` of the innermost serial or while loop (as statements)
     "break_loop": OpInfo("break_loop", 0, "handle"),
