@@ -17,6 +17,7 @@ from tilelang.errors import BuildError
 from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
 from tilelang.runtime.args import written_data_vars
+from tilelang.backends.c.bit_casts import BIT_HELPER_PREFIXES, bit_helper
 from tilelang.transform.legalize_bf16 import legalize_bf16_module
 from tilelang.transform.verify_lowered import verify_lowered
 
@@ -44,22 +45,6 @@ _HELPER_TEMPLATES = {
         "}}"
     ),
 }
-
-# bfloat16 (tilelang.transform.legalize_bf16): the bits are the top half of a float32;
-# rounding to nearest even by adding 0x7FFF plus the lowest kept bit; NaN tested on the
-# bits (fast-math flags may fold isnan away) and kept quiet.
-_BF16_SUPPORT = """\
-static inline float tl_bf16_to_float(uint16_t bits) {
-  union { uint32_t u; float f; } v;
-  v.u = (uint32_t)bits << 16;
-  return v.f;
-}
-static inline uint16_t tl_float_to_bf16(float value) {
-  union { uint32_t u; float f; } v;
-  v.f = value;
-  if ((v.u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((v.u >> 16) | 0x40u);
-  return (uint16_t)((v.u + 0x7FFFu + ((v.u >> 16) & 1u)) >> 16);
-}"""
 
 _ERROR_SUPPORT = """\
 static const char* tl_error_message = 0;
@@ -194,8 +179,8 @@ def _includes(extern_headers) -> str:
 
 
 def _helper(name: str) -> str:
-    if name == "tl_bf16":
-        return _BF16_SUPPORT
+    if name.startswith(BIT_HELPER_PREFIXES):
+        return bit_helper(name)
     _, kind, ctype = name.split("_", 2)
     return _HELPER_TEMPLATES[kind].format(t=ctype)
 

@@ -17,6 +17,7 @@ from llvmlite import ir
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir.dtype import FLOAT32
+from tilelang.ir.op import reinterpret_problem
 
 from . import vector_math
 from .types import I32, constant, llvm_type, storage_type
@@ -143,6 +144,13 @@ def _float_to_bf16(emitter, op):
     return b.trunc(result, _lanes_of(value.type, ir.IntType(16)))
 
 
+def _reinterpret(emitter, op):
+    problem = reinterpret_problem(op)
+    if problem is not None:
+        raise BuildError(f"the llvm backend cannot compute {problem}")
+    return emitter.builder.bitcast(emitter.visit(op.args[0]), llvm_type(op.dtype))
+
+
 def _bitwise(name):
     def emit(emitter, op):
         a, b = (emitter.visit(x) for x in op.args)
@@ -249,6 +257,7 @@ _HANDLERS = {
     "popcount": _popcount,
     "bf16_to_float": _bf16_to_float,
     "float_to_bf16": _float_to_bf16,
+    "reinterpret": _reinterpret,
     "if_then_else": _if_then_else,
     "tvm_access_ptr": _access_ptr,
     "call_extern": _call_extern,

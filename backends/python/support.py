@@ -150,6 +150,13 @@ def float_to_bf16(values):
     return bits if isinstance(values, np.ndarray) else bits.reshape(-1)[0]
 
 
+def reinterpret(value, source, target):
+    """The bits of ``value`` (of NumPy type ``source``) read as ``target``."""
+    bits = np.asarray(value).astype(source)
+    out = bits.view(target)
+    return out if isinstance(value, np.ndarray) else out[()]
+
+
 NAMESPACE = {
     "np": np,
     "_truncdiv": truncdiv,
@@ -172,4 +179,5 @@ NAMESPACE = {
     "_bounds_error": bounds_error,
     "_bf16_to_float": bf16_to_float,
     "_float_to_bf16": float_to_bf16,
+    "_reinterpret": reinterpret,
 }

@@ -117,6 +117,18 @@ INTRINSICS: dict[str, OpInfo] = {
 }
 
 
+def reinterpret_problem(call: E.Call) -> str | None:
+    """Why a backend cannot compute ``T.reinterpret(dtype, x)`` (the bits of ``x`` read
+    as ``dtype``), or None: both types need lanes of one width, and neither may be
+    bool or a handle."""
+    src, dst = call.args[0].dtype, call.dtype
+    if src.lanes != dst.lanes or src.element_of().bits != dst.element_of().bits:
+        return f"reinterpret from {src} to {dst} changes the number of bits"
+    if any(t.is_bool() or t.is_handle() for t in (src, dst)):
+        return f"reinterpret from {src} to {dst}: bool and handle values have no bits to read"
+    return None
+
+
 def is_intrinsic(name: str) -> bool:
     return name in INTRINSICS
 
