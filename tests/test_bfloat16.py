@@ -192,3 +192,15 @@ def main(A: T.Buffer((4,), "bfloat16"), x: T.bfloat16):
 """
     with pytest.raises(BuildError, match="bfloat16 scalar parameter x"):
         tilelang.build(tilelang.parse(src), target=target)
+
+
+@pytest.mark.parametrize("target", ["c", "llvm"])
+def test_tilec_run_check(tmp_path, capsys, target):
+    from tilelang import cli
+
+    path = tmp_path / "bf16.tir"
+    path.write_text("from tilelang.script import tir as T\n" + ELEMENTWISE)
+    status = cli.main([str(path), "--target", target, "--run", "--check"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "all 3 arrays match the python reference" in out
