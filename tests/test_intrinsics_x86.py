@@ -140,7 +140,9 @@ def test_bf16_matmul_matches_numpy(target):
 @needs_bf16
 def test_float16_a_does_not_match_vdpbf16ps():
     sch, tile = bf16_schedule(8, 32, 64, mr=4, nb=2, kt=64, dtype="float16")
-    with pytest.raises(ScheduleError, match="buffer A has dtype float16, description A has bfloat16"):
+    with pytest.raises(
+        ScheduleError, match="buffer A has dtype float16, description A has bfloat16"
+    ):
         sch.tensorize(tile, x86.bf16_gemm(4, 2, 64))
 
 

@@ -127,8 +127,10 @@ def test_match_buffer_views_get_separators_as_tvm_gives_them(golden):
     # the scalar views: as many zeros; the 2-d view: the same separators; the view of
     # the view: zeros again
     assert text.count("offset_factor=1, axis_separators=[0])") == 2
-    assert 'B_row = T.match_buffer(B[vi, 0:8], (1, 8), "float32", offset_factor=1, ' \
+    assert (
+        'B_row = T.match_buffer(B[vi, 0:8], (1, 8), "float32", offset_factor=1, '
         "axis_separators=[1])" in text
+    )
     assert structural_equal(function(tilelang.parse(text)), sch.mod["main"], map_free_vars=True)
     again = tilelang.Schedule(tilelang.parse(SUBREGIONS))
     sch.trace.apply_to_schedule(again)

@@ -8,6 +8,7 @@ buffer parameter (``const`` when the function never writes it, ``restrict`` unde
 from __future__ import annotations
 
 import attrs
+from tilelang.backends.c.bit_casts import BIT_HELPER_PREFIXES, bit_helper
 from tilelang.backends.c.c_printer import CLikePrinter
 from tilelang.backends.c.literals import c_header_name
 from tilelang.backends.c.names import ScopedNames, export_symbols, is_identifier, sanitize
@@ -17,7 +18,6 @@ from tilelang.errors import BuildError
 from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
 from tilelang.runtime.args import written_data_vars
-from tilelang.backends.c.bit_casts import BIT_HELPER_PREFIXES, bit_helper
 from tilelang.transform.legalize_bf16 import legalize_bf16_module
 from tilelang.transform.verify_lowered import verify_lowered
 

@@ -31,8 +31,8 @@ _ELEMENTWISE_CALLS = {
     "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
     "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "floor", "ceil",
     "round", "trunc", "nearbyint", "pow", "atan2", "fmod", "abs", "isnan", "bitwise_and",
-    "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right", "likely", "bf16_to_float", "float_to_bf16",
-    "reinterpret",
+    "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right", "likely",
+    "bf16_to_float", "float_to_bf16", "reinterpret",
 }  # fmt: skip
 
 

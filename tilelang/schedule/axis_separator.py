@@ -11,7 +11,7 @@ the buffer (and a view of that view) gets separators too, as TVM gives them: the
 same ones when it has the buffer's rank, else as many zeros (a scalar view of a
 2-d buffer separated at 1 gets ``axis_separators=[0]``)::
 
-    B_sub = T.match_buffer(B[vi, vj], ())        B_sub = T.match_buffer(B[vi, vj], (), axis_separators=[0])
+    S = T.match_buffer(B[vi, vj], ())         S = T.match_buffer(B[vi, vj], (), axis_separators=[0])
 
 A buffer that is itself a ``match_buffer`` view is refused (its storage is another
 buffer's, whose layout decides).
