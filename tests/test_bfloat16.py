@@ -204,3 +204,25 @@ def test_tilec_run_check(tmp_path, capsys, target):
     out = capsys.readouterr().out
     assert status == 0, out
     assert "all 3 arrays match the python reference" in out
+
+
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_te_compute_and_nd_arrays(vectorize):
+    """TVM's LLVM bfloat16 check, in tilelang's API: a te sum of two bfloat16 vectors,
+    tilelang.nd arrays in and out."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from tilelang import te
+
+    a_ph = te.placeholder((32,), dtype="bfloat16", name="A")
+    b_ph = te.placeholder((32,), dtype="bfloat16", name="B")
+    d_ph = te.compute((32,), lambda x: a_ph[x] + b_ph[x], name="D")
+    sch = tilelang.Schedule(te.create_prim_func([a_ph, b_ph, d_ph]))
+    if vectorize:
+        sch.vectorize(sch.get_loops(sch.get_block("D"))[0])
+    rng = np.random.default_rng(4)
+    a = rng.random(32).astype(ml_dtypes.bfloat16)
+    b = rng.random(32).astype(ml_dtypes.bfloat16)
+    d = tilelang.nd.empty((32,), "bfloat16")
+    tilelang.build(sch.mod, target="llvm")["main"](tilelang.nd.array(a), tilelang.nd.array(b), d)
+    assert d.numpy().dtype == ml_dtypes.bfloat16
+    assert np.array_equal(d.numpy().view(np.uint16), (a + b).view(np.uint16))
