@@ -15,6 +15,7 @@ from tilelang.errors import ScheduleError
 from tilelang.intrinsics import x86
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "samples"))
+import bf16_matmul  # noqa: E402
 import int8_matmul  # noqa: E402
 
 HAS_VNNI = all(f in x86.host_features() for f in x86.VNNI_FEATURES)
@@ -91,31 +92,6 @@ def test_fma_outer_product_kernel_matches_numpy(target):
 HAS_BF16 = all(f in x86.host_features() for f in x86.BF16_FEATURES)
 needs_bf16 = pytest.mark.skipif(not HAS_BF16, reason="needs AVX-512 BF16")
 
-BF16_MATMUL = """
-@T.prim_func
-def main(A: T.Buffer(({m}, {k}), "{dtype}"), Bp: T.Buffer(({n16}, {k2}, 16, 2), "bfloat16"),
-         C: T.Buffer(({m}, {n}), "float32")):
-    T.func_attr({{"global_symbol": "main", "tir.noalias": True}})
-    for i, j, k in T.grid({m}, {n}, {k}):
-        with T.block("matmul"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + T.Cast("float32", A[vi, vk]) * T.Cast("float32", Bp[vj // 16, vk // 2, vj % 16, vk % 2])
-"""
-
-
-def bf16_schedule(m, n, k, mr, nb, kt, dtype="bfloat16"):
-    text = BF16_MATMUL.format(m=m, n=n, k=k, n16=n // 16, k2=k // 2, dtype=dtype)
-    sch = tilelang.Schedule(tilelang.parse(text))
-    i, j, r = sch.get_loops("matmul")
-    i0, i1 = sch.split(i, [None, mr])
-    j0, j1 = sch.split(j, [None, 16 * nb])
-    r0, r1 = sch.split(r, [None, kt])
-    sch.reorder(r0, j0, i0, i1, j1, r1)
-    sch.decompose_reduction("matmul", r0)
-    return sch, i1
-
 
 @needs_bf16
 @pytest.mark.parametrize("target", ["c", "llvm"])
@@ -123,15 +99,13 @@ def test_bf16_matmul_matches_numpy(target):
     from tilelang.ir import bfloat16 as bf
 
     m, n, k = 32, 64, 192
-    sch, tile = bf16_schedule(m, n, k, mr=4, nb=2, kt=64)
-    sch.tensorize(tile, x86.bf16_gemm(4, 2, 64))
+    sch = bf16_matmul.tensorized(m, n, k, mr=4, nb=2, kt=64)
     assert "tl_bf16_gemm_4x32x64" in sch.mod["main"].script()
     rng = np.random.default_rng(0)
     a = bf.to_bits(rng.standard_normal((m, k)).astype(np.float32))
     b = bf.to_bits(rng.standard_normal((n, k)).astype(np.float32))
-    packed = np.ascontiguousarray(b.reshape(n // 16, 16, k // 2, 2).transpose(0, 2, 1, 3))
     c = np.full((m, n), 7, np.float32)  # the schedule zeroes C itself
-    tilelang.build(sch.mod, target=target)["main"](a, packed, c)
+    tilelang.build(sch.mod, target=target)["main"](a, bf16_matmul.pack_b(b), c)
     exact = bf.from_bits(a).astype(np.float64) @ bf.from_bits(b).astype(np.float64).T
     # float32 sums of exact products: the order of the additions is the only difference
     np.testing.assert_allclose(c, exact, rtol=0, atol=1e-4)
@@ -139,11 +113,15 @@ def test_bf16_matmul_matches_numpy(target):
 
 @needs_bf16
 def test_float16_a_does_not_match_vdpbf16ps():
-    sch, tile = bf16_schedule(8, 32, 64, mr=4, nb=2, kt=64, dtype="float16")
+    text = bf16_matmul.TEMPLATE.format(m=8, n=32, k=64, n16=2, k2=32)
+    text = text.replace('A: T.Buffer((8, 64), "bfloat16")', 'A: T.Buffer((8, 64), "float16")')
+    sch = tilelang.Schedule(tilelang.parse(text))
+    sch.decompose_reduction("matmul", sch.get_loops("matmul")[0])
+    intrin = x86.bf16_gemm(8, 2, 64)
     with pytest.raises(
         ScheduleError, match="buffer A has dtype float16, description A has bfloat16"
     ):
-        sch.tensorize(tile, x86.bf16_gemm(4, 2, 64))
+        sch.tensorize(sch.get_loops("matmul_update")[0], intrin)
 
 
 def test_missing_bf16_feature_is_a_clear_error():
