@@ -9,7 +9,8 @@ the spelling, so a misspelled dtype fails where it is written, not deep in a bac
 as for every type arithmetic treats as real numbers, and ``is_bfloat16()`` tells it
 apart. NumPy has no such type: arrays of it are ``ml_dtypes.bfloat16`` when that
 package is installed, else ``uint16`` arrays holding the bits (see
-:func:`tilelang.runtime.bf16`).
+:mod:`tilelang.ir.bfloat16`; the CPU backends compute it through
+:mod:`tilelang.transform.legalize_bf16`).
 """
 
 from __future__ import annotations
