@@ -226,3 +226,17 @@ def test_te_compute_and_nd_arrays(vectorize):
     tilelang.build(sch.mod, target="llvm")["main"](tilelang.nd.array(a), tilelang.nd.array(b), d)
     assert d.numpy().dtype == ml_dtypes.bfloat16
     assert np.array_equal(d.numpy().view(np.uint16), (a + b).view(np.uint16))
+
+
+def test_legalized_function_has_no_bfloat16_left():
+    from tilelang.transform.legalize_bf16 import legalize_bf16, uses_bf16
+
+    lowered = tilelang.lower(tilelang.parse(ELEMENTWISE))["main"]
+    assert uses_bf16(lowered)
+    legal = legalize_bf16(lowered)
+    assert not uses_bf16(legal)
+    assert [str(b.dtype) for b in legal.buffer_map.values()] == ["uint16", "uint16", "float32"]
+    text = legal.script()
+    assert "T.bf16_to_float(" in text and "T.float_to_bf16(" in text
+    untouched = tilelang.lower(tilelang.parse(ELEMENTWISE.replace("bfloat16", "float32")))
+    assert legalize_bf16(untouched["main"]) is untouched["main"]

@@ -31,7 +31,7 @@ from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Buffer
 from tilelang.ir.dtype import DataType
 from tilelang.ir.function import IRModule, PrimFunc
-from tilelang.ir.functor import StmtExprMutator
+from tilelang.ir.functor import StmtExprMutator, post_order_visit
 
 __all__ = ["legalize_bf16", "legalize_bf16_module", "uses_bf16"]
 
@@ -140,27 +140,26 @@ class _Legalizer(StmtExprMutator):
         return new
 
 
-class _Finder(Exception):
+class _Found(Exception):
     pass
 
 
 def uses_bf16(func: PrimFunc) -> bool:
     """True when ``func`` has a bfloat16 buffer, value or allocation anywhere."""
-    from tilelang.ir.functor import post_order_visit
 
     def visit(node):
         dtype = getattr(node, "dtype", None)
         if isinstance(dtype, str) and DataType(dtype).element_of().is_bfloat16():
-            raise _Finder
+            raise _Found
         buffer = getattr(node, "buffer", None)
         if isinstance(buffer, Buffer) and buffer.dtype.element_of().is_bfloat16():
-            raise _Finder
+            raise _Found
 
     if any(b.dtype.element_of().is_bfloat16() for b in func.buffer_map.values()):
         return True
     try:
         post_order_visit(func.body, visit)
-    except _Finder:
+    except _Found:
         return True
     return False
 
