@@ -240,3 +240,14 @@ def test_legalized_function_has_no_bfloat16_left():
     assert "T.bf16_to_float(" in text and "T.float_to_bf16(" in text
     untouched = tilelang.lower(tilelang.parse(ELEMENTWISE.replace("bfloat16", "float32")))
     assert legalize_bf16(untouched["main"]) is untouched["main"]
+
+
+def test_operand_types_meet_as_in_tvm():
+    bf16 = E.Var("a", "bfloat16")
+    for other, result in (("int32", "bfloat16"), ("int8", "bfloat16"), ("float16", "float16"),
+                          ("float32", "float32"), ("float64", "float64")):  # fmt: skip
+        var = E.Var("b", other)
+        assert (bf16 + var).dtype == result and (var + bf16).dtype == result
+    assert (bf16 * 1.5).dtype == "bfloat16" and (2 * bf16).dtype == "bfloat16"
+    vector = E.Broadcast(bf16, 4) + E.Var("i", "int32")
+    assert vector.dtype == "bfloat16x4"
