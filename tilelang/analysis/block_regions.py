@@ -94,42 +94,40 @@ def _index_dtype(*candidates) -> str:
     return "int32"
 
 
-class _Unboundable(Exception):
-    pass
-
-
-class _OpaqueFinder(StmtExprVisitor):
-    """Raises at the first node TVM's interval evaluator (``arith::EvalSet``) cannot
-    bound even as a single point: a call (other than ``vscale``), a float or string
-    immediate, a logical not, or a load of a non-integer buffer."""
-
-    def visit_call(self, op: E.Call):
-        if op.op != "vscale":
-            raise _Unboundable
-        self.generic_visit(op)
-
-    def visit_float_imm(self, op):
-        raise _Unboundable
-
-    visit_string_imm = visit_not = visit_float_imm
-
-    def visit_buffer_load(self, op: E.BufferLoad):
-        if not op.dtype.is_integer():
-            raise _Unboundable
-        self.generic_visit(op)
-
-
 def _unboundable(index: E.PrimExpr) -> bool:
-    """True when an access index has a part TVM cannot bound, such as
-    ``T.Cast("int32", T.floor(v * 2 + 0.5))``: TVM's region detector gives such an
-    index the buffer's whole extent, even with no loop to relax, and schedules built
-    on the region (compute_at's producer range, cache sizes) follow from it."""
-    if isinstance(index, (E.IntImm, E.Var)):
-        return False
-    try:
-        _OpaqueFinder().visit(index)
-    except _Unboundable:
-        return True
+    """True when an access index has a part TVM's interval evaluator (``EvalSet``)
+    cannot bound even as a single point: a call (other than ``vscale``), a float or
+    string immediate, a logical not, or a load of a non-integer buffer. TVM's region
+    detector gives such an index (``T.Cast("int32", T.floor(v * 2 + 0.5))``) the
+    buffer's whole extent, even with no loop to relax, and what schedules build on the
+    region (compute_at's producer range, cache sizes) follows from it.
+
+    An explicit stack, not recursion: the parser asks this of every access, and sums of
+    thousands of terms must not reach Python's recursion limit."""
+    stack = [index]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is E.Var or kind is E.IntImm or kind is E.SizeVar:
+            continue
+        if isinstance(node, E.BinaryOp):
+            stack += (node.a, node.b)
+        elif kind is E.Cast or kind is E.Broadcast:
+            stack.append(node.value)
+        elif kind is E.Select:
+            stack += (node.condition, node.true_value, node.false_value)
+        elif kind is E.Ramp:
+            stack += (node.base, node.stride)
+        elif kind is E.Let:
+            stack += (node.value, node.body)
+        elif kind is E.BufferLoad:
+            if not node.dtype.is_integer():
+                return True
+            stack += node.indices
+        elif kind is E.Call and node.op == "vscale":
+            stack += node.args
+        else:  # a call, float/string immediates, not, anything unknown
+            return True
     return False
 
 
