@@ -1,5 +1,5 @@
-"""The machine's measured fp32 FMA peak (see fma_peak.c) and int8 VNNI peak (see
-vnni_peak.c), for "fraction of peak" rows.
+"""The machine's measured fp32 FMA peak (see fma_peak.c), int8 VNNI peak (see
+vnni_peak.c) and bfloat16 peak (see bf16_peak.c), for "fraction of peak" rows.
 
 python benchmarks/fma_peak.py          # prints the per-core and all-core figures
 """
@@ -13,6 +13,7 @@ from pathlib import Path
 
 SOURCE = Path(__file__).with_name("fma_peak.c")
 VNNI_SOURCE = Path(__file__).with_name("vnni_peak.c")
+BF16_SOURCE = Path(__file__).with_name("bf16_peak.c")
 
 
 def measured_peak_gflops(cores: int | None = None) -> float:
@@ -24,6 +25,12 @@ def measured_int8_peak_gops(cores: int | None = None) -> float:
     """Giga int8 ops/s (multiply-add = 2) of ``cores`` copies of the VNNI loop; 0 when
     the CPU has no AVX-512 VNNI."""
     return _run_loop(VNNI_SOURCE, cores)
+
+
+def measured_bf16_peak_gflops(cores: int | None = None) -> float:
+    """GFLOP/s (product plus addition = 2) of ``cores`` copies of the vdpbf16ps loop;
+    0 when the CPU has no AVX-512 BF16."""
+    return _run_loop(BF16_SOURCE, cores)
 
 
 def _run_loop(source: Path, cores: int | None) -> float:
@@ -43,3 +50,5 @@ if __name__ == "__main__":
     print(f"fp32 FMA peak: {one:.1f} GFLOP/s on one core, {every:.1f} on {os.cpu_count()} cores")
     int8 = measured_int8_peak_gops(1)
     print(f"int8 VNNI peak: {int8:.1f} GOP/s on one core" if int8 else "int8 VNNI: not available")
+    bf16 = measured_bf16_peak_gflops(1)
+    print(f"bf16 peak: {bf16:.1f} GFLOP/s on one core" if bf16 else "AVX-512 BF16: not available")

@@ -15,6 +15,7 @@ from tilelang.errors import ScheduleError
 from tilelang.intrinsics import x86
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "samples"))
+import bf16_matmul  # noqa: E402
 import int8_matmul  # noqa: E402
 
 HAS_VNNI = all(f in x86.host_features() for f in x86.VNNI_FEATURES)
@@ -86,3 +87,43 @@ def test_fma_outer_product_kernel_matches_numpy(target):
     c = np.zeros((32, 96), np.float32)
     tilelang.build(sch.mod, target=target)["main"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4)
+
+
+HAS_BF16 = all(f in x86.host_features() for f in x86.BF16_FEATURES)
+needs_bf16 = pytest.mark.skipif(not HAS_BF16, reason="needs AVX-512 BF16")
+
+
+@needs_bf16
+@pytest.mark.parametrize("target", ["c", "llvm"])
+def test_bf16_matmul_matches_numpy(target):
+    from tilelang.ir import bfloat16 as bf
+
+    m, n, k = 32, 64, 192
+    sch = bf16_matmul.tensorized(m, n, k, mr=4, nb=2, kt=64)
+    assert "tl_bf16_gemm_4x32x64" in sch.mod["main"].script()
+    rng = np.random.default_rng(0)
+    a = bf.to_bits(rng.standard_normal((m, k)).astype(np.float32))
+    b = bf.to_bits(rng.standard_normal((n, k)).astype(np.float32))
+    c = np.full((m, n), 7, np.float32)  # the schedule zeroes C itself
+    tilelang.build(sch.mod, target=target)["main"](a, bf16_matmul.pack_b(b), c)
+    exact = bf.from_bits(a).astype(np.float64) @ bf.from_bits(b).astype(np.float64).T
+    # float32 sums of exact products: the order of the additions is the only difference
+    np.testing.assert_allclose(c, exact, rtol=0, atol=1e-4)
+
+
+@needs_bf16
+def test_float16_a_does_not_match_vdpbf16ps():
+    text = bf16_matmul.TEMPLATE.format(m=8, n=32, k=64, n16=2, k2=32)
+    text = text.replace('A: T.Buffer((8, 64), "bfloat16")', 'A: T.Buffer((8, 64), "float16")')
+    sch = tilelang.Schedule(tilelang.parse(text))
+    sch.decompose_reduction("matmul", sch.get_loops("matmul")[0])
+    intrin = x86.bf16_gemm(8, 2, 64)
+    with pytest.raises(
+        ScheduleError, match="buffer A has dtype float16, description A has bfloat16"
+    ):
+        sch.tensorize(sch.get_loops("matmul_update")[0], intrin)
+
+
+def test_missing_bf16_feature_is_a_clear_error():
+    with pytest.raises(x86.MissingCPUFeature, match="needs the CPU feature.*avx512bf16"):
+        x86.bf16_gemm(4, 2, 64, features={"avx512f", "avx512bw"})

@@ -12,7 +12,8 @@ parameters take their values from ``--shape NAME=INT``.
 ``--check`` runs the *unscheduled* program, lowered by the default pipeline, on the
 reference backend (target ``"python"``) from the same inputs, and compares every
 array afterwards: integers exactly, floats to a relative tolerance of 1e-5 (for
-elements near zero, relative to the array's largest magnitude). So a wrong schedule,
+elements near zero, relative to the array's largest magnitude), bfloat16 (passed as
+its uint16 bits) as floats to 2**-7, two units in its last place. So a wrong schedule,
 a skipped pass or a backend bug all show up as a mismatch (exit status 1).
 """
 
@@ -26,6 +27,8 @@ from tilelang.ir import expr as E
 from tilelang.ir.functor import post_order_visit
 
 RTOL = 1e-5
+#: bfloat16 keeps 8 significant bits: two units in the last place
+RTOL_BF16 = 2.0**-7
 SEED = 0
 #: a timed repeat lasts at least this long (seconds); slower calls are timed once
 MIN_REPEAT_S = 0.02
@@ -160,6 +163,10 @@ def make_arguments(func, values: dict, seed: int = SEED) -> list:
 def _random(rng, buffer, shape):
     import numpy as np  # lazily: tilec --emit tir must start fast
 
+    if buffer.dtype.is_bfloat16():  # passed as the bits (uint16) of bfloat16 values
+        from tilelang.ir import bfloat16
+
+        return bfloat16.to_bits(rng.uniform(-1, 1, shape).astype(np.float32))
     try:
         dtype = np.dtype(str(buffer.dtype))
     except TypeError:
@@ -265,7 +272,11 @@ def compare(func, got, expected, reference) -> tuple[str, bool]:
         buffer = func.buffer_map.get(param)
         if buffer is None:
             continue
-        problem = _difference(g, w)
+        if buffer.dtype.is_bfloat16():
+            from tilelang.ir import bfloat16
+
+            g, w = bfloat16.from_bits(g), bfloat16.from_bits(w)
+        problem = _difference(g, w, RTOL_BF16 if buffer.dtype.is_bfloat16() else RTOL)
         if problem:
             bad += 1
             lines.append(f"  {buffer.name}: {problem}")
@@ -277,14 +288,14 @@ def compare(func, got, expected, reference) -> tuple[str, bool]:
     return "\n".join([head, *lines]), False
 
 
-def _difference(got, want) -> str | None:
+def _difference(got, want, rtol=RTOL) -> str | None:
     import numpy as np  # lazily: tilec --emit tir must start fast
 
     got, want = np.asarray(got), np.asarray(want)
     if got.dtype.kind == "f":
         finite = np.abs(want[np.isfinite(want)])
         scale = float(finite.max()) if finite.size else 0.0
-        close = np.isclose(got, want, rtol=RTOL, atol=RTOL * scale, equal_nan=True)
+        close = np.isclose(got, want, rtol=rtol, atol=rtol * scale, equal_nan=True)
     else:
         close = got == want
     wrong = np.argwhere(~close)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+from tilelang.backends.c.bit_casts import BIT_CALLS, print_bit_call
 from tilelang.backends.c.literals import c_comment, c_float_literal, c_string
 from tilelang.backends.c.names import ScopedNames, is_identifier
 
@@ -385,6 +386,8 @@ class CLikePrinter(NodeFunctor):
             return self._extern_call(op)
         if op.op == "tvm_access_ptr":
             return self._access_ptr(op)
+        if op.op in BIT_CALLS:  # bfloat16 conversions and reinterpret
+            return print_bit_call(self, op)
         fmt = self.intrinsic_formats.get(op.op)
         if fmt is not None:
             args = [self.expr(a) for a in op.args]

@@ -8,6 +8,7 @@ buffer parameter (``const`` when the function never writes it, ``restrict`` unde
 from __future__ import annotations
 
 import attrs
+from tilelang.backends.c.bit_casts import BIT_HELPER_PREFIXES, bit_helper
 from tilelang.backends.c.c_printer import CLikePrinter
 from tilelang.backends.c.literals import c_header_name
 from tilelang.backends.c.names import ScopedNames, export_symbols, is_identifier, sanitize
@@ -17,6 +18,7 @@ from tilelang.errors import BuildError
 from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
 from tilelang.runtime.args import written_data_vars
+from tilelang.transform.legalize_bf16 import legalize_bf16_module
 from tilelang.transform.verify_lowered import verify_lowered
 
 # C library functions that the standard headers already declare (no prototype).
@@ -136,6 +138,8 @@ def generate_c(mod, target, extern_headers=(), printer_class=CPrinter) -> CSourc
     if not funcs:
         raise BuildError("the module has no PrimFunc to compile")
     verify_lowered(mod, target.kind)
+    mod = legalize_bf16_module(mod)
+    funcs = [(name, f) for name, f in mod if isinstance(f, PrimFunc)]
     symbols = export_symbols(funcs, reserved=(ERROR_SYMBOL, ERROR_VALUES_SYMBOL))
     bodies, prototypes, helpers, externs, asserts = [], {}, set(), {}, False
     callees = set()
@@ -175,6 +179,8 @@ def _includes(extern_headers) -> str:
 
 
 def _helper(name: str) -> str:
+    if name.startswith(BIT_HELPER_PREFIXES):
+        return bit_helper(name)
     _, kind, ctype = name.split("_", 2)
     return _HELPER_TEMPLATES[kind].format(t=ctype)
 

@@ -21,6 +21,7 @@ from tilelang.backends.c.names import export_symbols
 
 from tilelang.ir.function import PrimFunc
 from tilelang.transform.extern_imports import collect_imports, link_llvm_imports, parse_llvm_import
+from tilelang.transform.legalize_bf16 import legalize_bf16_module
 from tilelang.transform.verify_lowered import verify_lowered
 
 from .alias_versioning import add_versioned_function
@@ -34,6 +35,7 @@ from .options import LLVMOptions, options_from_target
 def generate_ir(lowered_mod, options: LLVMOptions) -> tuple[CodeGenLLVM, dict]:
     """The codegen holding ``lowered_mod`` as LLVM IR, and ``name -> (symbol, func)``."""
     verify_lowered(lowered_mod, "llvm")
+    lowered_mod = legalize_bf16_module(lowered_mod)
     codegen = CodeGenLLVM(options)
     prim_funcs = [(n, f) for n, f in lowered_mod.functions.items() if isinstance(f, PrimFunc)]
     funcs = {}

@@ -17,6 +17,7 @@ from llvmlite import ir
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir.dtype import FLOAT32
+from tilelang.ir.op import reinterpret_problem
 
 from . import vector_math
 from .types import I32, constant, llvm_type, storage_type
@@ -109,6 +110,45 @@ def _isnan(emitter, op):
     if not op.args[0].dtype.element_of().is_float():
         return constant(op.dtype, 0)
     return emitter.builder.fcmp_unordered("uno", x, x)
+
+
+def _splat(value, ty):
+    """The integer constant ``value`` of ``ty`` (splatted over the lanes of a vector)."""
+    if isinstance(ty, ir.VectorType):
+        return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
+    return ir.Constant(ty, value)
+
+
+def _lanes_of(ty, element):
+    return ir.VectorType(element, ty.count) if isinstance(ty, ir.VectorType) else element
+
+
+def _bf16_to_float(emitter, op):
+    """bfloat16 bits -> float32: the bits become the top half of a float32."""
+    b, bits = emitter.builder, emitter.visit(op.args[0])
+    wide = b.zext(bits, _lanes_of(bits.type, ir.IntType(32)))
+    return b.bitcast(b.shl(wide, _splat(16, wide.type)), _lanes_of(bits.type, ir.FloatType()))
+
+
+def _float_to_bf16(emitter, op):
+    """float32 -> bfloat16 bits, to nearest even; a NaN keeps its top bits, made quiet."""
+    b, value = emitter.builder, emitter.visit(op.args[0])
+    i32 = _lanes_of(value.type, ir.IntType(32))
+    bits = b.bitcast(value, i32)
+    top = b.lshr(bits, _splat(16, i32))
+    bias = b.add(b.and_(top, _splat(1, i32)), _splat(0x7FFF, i32))
+    rounded = b.lshr(b.add(bits, bias), _splat(16, i32))
+    magnitude = b.and_(bits, _splat(0x7FFFFFFF, i32))
+    is_nan = b.icmp_unsigned(">", magnitude, _splat(0x7F800000, i32))
+    result = b.select(is_nan, b.or_(top, _splat(0x40, i32)), rounded)
+    return b.trunc(result, _lanes_of(value.type, ir.IntType(16)))
+
+
+def _reinterpret(emitter, op):
+    problem = reinterpret_problem(op)
+    if problem is not None:
+        raise BuildError(f"the llvm backend cannot compute {problem}")
+    return emitter.builder.bitcast(emitter.visit(op.args[0]), llvm_type(op.dtype))
 
 
 def _bitwise(name):
@@ -215,6 +255,9 @@ _HANDLERS = {
     "shift_right": _shift_right,
     "likely": _likely,
     "popcount": _popcount,
+    "bf16_to_float": _bf16_to_float,
+    "float_to_bf16": _float_to_bf16,
+    "reinterpret": _reinterpret,
     "if_then_else": _if_then_else,
     "tvm_access_ptr": _access_ptr,
     "call_extern": _call_extern,

@@ -32,6 +32,7 @@ _ELEMENTWISE_CALLS = {
     "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "floor", "ceil",
     "round", "trunc", "nearbyint", "pow", "atan2", "fmod", "abs", "isnan", "bitwise_and",
     "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right", "likely",
+    "bf16_to_float", "float_to_bf16", "reinterpret",
 }  # fmt: skip
 
 

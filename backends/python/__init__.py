@@ -28,6 +28,7 @@ from tilelang.backends.python.support import NAMESPACE
 
 from tilelang.errors import BuildError
 from tilelang.ir import IRModule, PrimFunc
+from tilelang.transform.legalize_bf16 import legalize_bf16_module
 from tilelang.transform.verify_lowered import verify_lowered
 
 # The one registry of this backend: extern name -> Python callable.
@@ -59,6 +60,7 @@ def _generate(lowered_mod: IRModule):
     if isinstance(lowered_mod, PrimFunc):
         lowered_mod = IRModule({lowered_mod.attrs.get("global_symbol", "main"): lowered_mod})
     verify_lowered(lowered_mod, "python")
+    lowered_mod = legalize_bf16_module(lowered_mod)
     parts = ["import numpy as np", ""]
     names, externs = {}, []
     # Functions are defined and looked up by one sanitised, module-unique identifier, so

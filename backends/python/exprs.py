@@ -15,6 +15,7 @@ from tilelang.bounds.report import BOUNDS_ERROR
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir.functor import NodeFunctor
+from tilelang.ir.op import reinterpret_problem
 
 # Python operator precedence (higher binds tighter)
 _ATOM, _UNARY, _MUL, _ADD, _SHIFT, _BAND, _BXOR, _BOR, _CMP, _NOT, _AND, _OR, _IF = (
@@ -267,6 +268,13 @@ class ExprPrinter(NodeFunctor):
             return f"~{self.paren(args[0], _UNARY)}", _UNARY
         if op == "likely":
             return self.render(args[0])
+        if op in ("bf16_to_float", "float_to_bf16"):
+            return self.call(f"_{op}", args[0])
+        if op == "reinterpret":
+            problem = reinterpret_problem(e)
+            if problem is not None:
+                raise BuildError(f"the python backend cannot compute {problem}")
+            return self.call("_reinterpret", args[0], np_type(args[0].dtype), np_type(e.dtype))
         if op == "if_then_else":
             c, t, f = args
             if e.dtype.lanes > 1:

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from tilelang.errors import AssertionFailure
+from tilelang.ir import bfloat16
 
 
 def truncdiv(a, b):
@@ -137,6 +138,25 @@ def popcount(x):
     return np.bitwise_count(bits).astype(x.dtype)
 
 
+def bf16_to_float(bits):
+    """float32 values of bfloat16 bits (a scalar or a vector of lanes)."""
+    values = bfloat16.from_bits(bits)
+    return values if isinstance(bits, np.ndarray) else values.reshape(-1)[0]
+
+
+def float_to_bf16(values):
+    """The bfloat16 bits of float32 values, rounded to nearest even."""
+    bits = bfloat16.to_bits(values)
+    return bits if isinstance(values, np.ndarray) else bits.reshape(-1)[0]
+
+
+def reinterpret(value, source, target):
+    """The bits of ``value`` (of NumPy type ``source``) read as ``target``."""
+    bits = np.asarray(value).astype(source)
+    out = bits.view(target)
+    return out if isinstance(value, np.ndarray) else out[()]
+
+
 NAMESPACE = {
     "np": np,
     "_truncdiv": truncdiv,
@@ -157,4 +177,7 @@ NAMESPACE = {
     "_flat": flat_view,
     "_Shifted": ShiftedView,
     "_bounds_error": bounds_error,
+    "_bf16_to_float": bf16_to_float,
+    "_float_to_bf16": float_to_bf16,
+    "_reinterpret": reinterpret,
 }

@@ -94,6 +94,43 @@ def _index_dtype(*candidates) -> str:
     return "int32"
 
 
+def _unboundable(index: E.PrimExpr) -> bool:
+    """True when an access index has a part TVM's interval evaluator (``EvalSet``)
+    cannot bound even as a single point: a call (other than ``vscale``), a float or
+    string immediate, a logical not, or a load of a non-integer buffer. TVM's region
+    detector gives such an index (``T.Cast("int32", T.floor(v * 2 + 0.5))``) the
+    buffer's whole extent, even with no loop to relax, and what schedules build on the
+    region (compute_at's producer range, cache sizes) follows from it.
+
+    An explicit stack, not recursion: the parser asks this of every access, and sums of
+    thousands of terms must not reach Python's recursion limit."""
+    stack = [index]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is E.Var or kind is E.IntImm or kind is E.SizeVar:
+            continue
+        if isinstance(node, E.BinaryOp):
+            stack += (node.a, node.b)
+        elif kind is E.Cast or kind is E.Broadcast:
+            stack.append(node.value)
+        elif kind is E.Select:
+            stack += (node.condition, node.true_value, node.false_value)
+        elif kind is E.Ramp:
+            stack += (node.base, node.stride)
+        elif kind is E.Let:
+            stack += (node.value, node.body)
+        elif kind is E.BufferLoad:
+            if not node.dtype.is_integer():
+                return True
+            stack += node.indices
+        elif kind is E.Call and node.op == "vscale":
+            stack += node.args
+        else:  # a call, float/string immediates, not, anything unknown
+            return True
+    return False
+
+
 class _RegionDetector(StmtExprVisitor):
     """Collects the reads and writes under a block; see the module docstring."""
 
@@ -122,6 +159,8 @@ class _RegionDetector(StmtExprVisitor):
 
     # -- recording
     def relax(self, expr):
+        if _unboundable(expr):
+            return None, None
         return eval_interval(expr, self.ranges, self.bindings)
 
     def record(self, footprint: _Footprint, buffer: Buffer, indices) -> None:

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from tilelang.ir import bfloat16
 from tilelang.ir import expr as E
 from tilelang.ir.dtype import BOOL, DataType
 
@@ -67,6 +68,14 @@ _FLOAT_OPS = {
 }
 
 
+def _float_scalar(dtype: DataType):
+    """The NumPy scalar constructor of a float dtype; bfloat16 computes in float32 and
+    rounds each result to bfloat16 (as the backends store it)."""
+    if dtype.is_bfloat16():
+        return lambda v: np.float32(bfloat16.round_value(v))
+    return np.dtype(dtype.numpy_name()).type
+
+
 def fold_binary(cls: type, a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr | None:
     """The constant ``cls(a, b)`` when both operands are constants, else None."""
     if isinstance(a, E.IntImm) and isinstance(b, E.IntImm):
@@ -76,7 +85,7 @@ def fold_binary(cls: type, a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr | None:
         value = None if fn is None else fn(a.value, b.value)
         return None if value is None else E.IntImm(a.dtype, wrap_int(value, a.dtype))
     if isinstance(a, E.FloatImm) and isinstance(b, E.FloatImm):
-        scalar = np.dtype(a.dtype.numpy_name()).type
+        scalar = _float_scalar(a.dtype)
         x, y = scalar(a.value), scalar(b.value)
         with np.errstate(all="ignore"):
             if cls in _CMP_OPS:
@@ -93,14 +102,14 @@ def fold_cast(dtype: DataType, value: E.PrimExpr) -> E.PrimExpr | None:
         return None
     if isinstance(value, E.IntImm):
         if dtype.is_float():
-            scalar = np.dtype(dtype.numpy_name()).type
+            scalar = _float_scalar(dtype)
             return E.FloatImm(dtype, float(scalar(value.value)))
         if dtype.is_integer() or dtype.is_bool():
             v = int(value.value != 0) if dtype.is_bool() else wrap_int(value.value, dtype)
             return E.IntImm(dtype, v)
     if isinstance(value, E.FloatImm):
         if dtype.is_float():
-            scalar = np.dtype(dtype.numpy_name()).type
+            scalar = _float_scalar(dtype)
             with np.errstate(all="ignore"):
                 return E.FloatImm(dtype, float(scalar(value.value)))
         if dtype.is_bool():

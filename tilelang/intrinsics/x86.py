@@ -13,6 +13,14 @@ unsigned bytes by signed bytes, so the description fixes A as ``uint8`` and B as
 ``fma_gemm(mr, nb, kt)`` (needs ``avx512f``) describes the fp32 outer-product tile
 ``C[i, j] += A[i, k] * B[k, j]`` over ``i < mr``, ``j < 16 * nb``, ``k < kt``.
 
+``bf16_gemm(mr, nb, kt)`` (needs ``avx512_bf16``) describes::
+
+    C[i, j] += float32(A[i, k]) * float32(B[j // 16, k // 2, j % 16, k % 2])
+
+with A and B ``bfloat16`` (B in the panel layout ``[N / 16][K / 2][16][2]``) and C
+``float32``. ``vdpbf16ps`` adds the two products of a pair in one step and flushes
+denormals, so results agree with the description to float32 rounding, not bit for bit.
+
 Each generator checks the CPU first (the host's features, or ``features`` when
 given) and raises :class:`MissingCPUFeature` naming what is missing.
 """
@@ -23,7 +31,7 @@ import functools
 
 from tilelang.errors import BuildError
 from tilelang.intrinsics.common import register_text
-from tilelang.intrinsics.x86_kernels import fma_gemm_ir, vnni_gemm_ir
+from tilelang.intrinsics.x86_kernels import bf16_gemm_ir, fma_gemm_ir, vnni_gemm_ir
 
 
 class MissingCPUFeature(BuildError):
@@ -56,6 +64,7 @@ def require(needed, intrinsic: str, features=None) -> None:
 
 VNNI_FEATURES = ("avx512f", "avx512bw", "avx512vnni")
 FMA_FEATURES = ("avx512f", "fma")
+BF16_FEATURES = ("avx512f", "avx512bw", "avx512bf16")
 
 _VNNI_DESC = """
 @T.prim_func
@@ -85,6 +94,38 @@ def vnni_impl(a: T.handle, b: T.handle, c: T.handle):
     C = T.match_buffer(c, ({mr}, {n}), "int32", strides=[ldc, 1], offset_factor=1)
     with T.block("root"):
         T.reads(C[0:{mr}, 0:{n}], A[0:{mr}, 0:{kt}], B[0:{nb}, 0:{kt4}, 0:16, 0:4])
+        T.writes(C[0:{mr}, 0:{n}])
+        T.evaluate(T.call_extern("int32", "{symbol}", C.access_ptr("rw"), A.access_ptr("r"), B.access_ptr("r"), ldc, lda, ldb))
+"""
+
+_BF16_DESC = """
+@T.prim_func
+def bf16_desc(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, ({mr}, {kt}), "bfloat16", offset_factor=1)
+    B = T.match_buffer(b, ({nb}, {kt2}, 16, 2), "bfloat16", offset_factor=1)
+    C = T.match_buffer(c, ({mr}, {n}), "float32", offset_factor=1)
+    with T.block("root"):
+        T.reads(C[0:{mr}, 0:{n}], A[0:{mr}, 0:{kt}], B[0:{nb}, 0:{kt2}, 0:16, 0:2])
+        T.writes(C[0:{mr}, 0:{n}])
+        for i, j, k in T.grid({mr}, {n}, {kt}):
+            with T.block("update"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                T.reads(C[vi, vj], A[vi, vk], B[vj // 16, vk // 2, vj % 16, vk % 2])
+                T.writes(C[vi, vj])
+                C[vi, vj] = C[vi, vj] + T.Cast("float32", A[vi, vk]) * T.Cast("float32", B[vj // 16, vk // 2, vj % 16, vk % 2])
+"""
+
+_BF16_IMPL = """
+@T.prim_func
+def bf16_impl(a: T.handle, b: T.handle, c: T.handle):
+    lda = T.int32()
+    ldb = T.int32()
+    ldc = T.int32()
+    A = T.match_buffer(a, ({mr}, {kt}), "bfloat16", strides=[lda, 1], offset_factor=1)
+    B = T.match_buffer(b, ({nb}, {kt2}, 16, 2), "bfloat16", strides=[ldb, 32, 2, 1], offset_factor=1)
+    C = T.match_buffer(c, ({mr}, {n}), "float32", strides=[ldc, 1], offset_factor=1)
+    with T.block("root"):
+        T.reads(C[0:{mr}, 0:{n}], A[0:{mr}, 0:{kt}], B[0:{nb}, 0:{kt2}, 0:16, 0:2])
         T.writes(C[0:{mr}, 0:{n}])
         T.evaluate(T.call_extern("int32", "{symbol}", C.access_ptr("rw"), A.access_ptr("r"), B.access_ptr("r"), ldc, lda, ldb))
 """
@@ -147,4 +188,19 @@ def fma_gemm(mr: int = 4, nb: int = 2, kt: int = 64, features=None) -> str:
     return register_text(
         name, _FMA_DESC.format(**fields), _FMA_IMPL.format(**fields),
         llvm_ir=fma_gemm_ir(symbol, mr, nb, kt),
+    )  # fmt: skip
+
+
+def bf16_gemm(mr: int = 4, nb: int = 2, kt: int = 64, features=None) -> str:
+    """The name of the registered AVX-512 BF16 tile intrinsic ``mr x 16*nb x kt``
+    (registered on first use); MissingCPUFeature without AVX-512 BF16."""
+    name = f"x86.avx512_bf16.gemm_bf16f32_{mr}x{16 * nb}x{kt}"
+    require(BF16_FEATURES, name, features)
+    if kt % 2:
+        raise ValueError(f"{name}: the reduction tile must be even")
+    symbol = f"tl_bf16_gemm_{mr}x{16 * nb}x{kt}"
+    fields = dict(mr=mr, nb=nb, n=16 * nb, kt=kt, kt2=kt // 2, symbol=symbol)
+    return register_text(
+        name, _BF16_DESC.format(**fields), _BF16_IMPL.format(**fields),
+        llvm_ir=bf16_gemm_ir(symbol, mr, nb, kt),
     )  # fmt: skip

@@ -11,6 +11,11 @@ accumulators in zmm registers: it loads the C tile, runs the reduction loop over
   bytes per step: 4 consecutive k for each of 16 columns).
 - :func:`fma_gemm_ir`: fp32, ``@llvm.fma.v16f32`` outer products (a broadcast of
   ``A[r, k]`` times the row ``B[k, 16n:16n+16]``).
+- :func:`bf16_gemm_ir`: bfloat16 into float32, ``vdpbf16ps``
+  (``@llvm.x86.avx512bf16.dpbf16ps.512``): each float32 lane adds the products of a
+  pair of bfloat16s; A's pair ``A[r, 2k:2k+2]`` (32 bits) is broadcast to every lane
+  and B is packed as ``[NB][KT/2][16][2]`` (64 bytes per step: 2 consecutive k for
+  each of 16 columns). The instruction flushes denormal inputs and results to zero.
 
 Arguments, in order: ``C``, ``A``, ``B`` pointers, then the row strides (elements)
 of C and A and the stride of B (elements between consecutive ``NB`` panels for VNNI,
@@ -128,3 +133,43 @@ def fma_gemm_ir(name: str, mr: int, nb: int, kt: int) -> str:
 
     decl = "declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)"
     return _kernel(name, "+avx512f,+fma", mr, nb, kt, "<16 x float>", "float", step, decl)
+
+
+def bf16_gemm_ir(name: str, mr: int, nb: int, kt: int) -> str:
+    """``C[mr, 16 nb] (float32) += A[mr, kt] (bfloat16) . B[nb][kt/2][16][2] (bfloat16)``."""
+    if kt % 2:
+        raise ValueError(f"the BF16 kernel's reduction tile must be even, not {kt}")
+
+    def step(lines):
+        lines.append("  %k2 = mul i32 %k, 2")
+        lines.append("  %k32 = mul i32 %k, 32")
+        for n in range(nb):
+            lines.append(f"  %pb{n}.p = mul i32 {n}, %ldb")
+            lines.append(f"  %pb{n}.i = add i32 %pb{n}.p, %k32")
+            lines.append(f"  %pb{n}.x = sext i32 %pb{n}.i to i64")
+            lines.append(f"  %pb{n} = getelementptr inbounds i16, ptr %B, i64 %pb{n}.x")
+            lines.append(f"  %b{n} = load <32 x bfloat>, ptr %pb{n}, align 2")
+        for r in range(mr):
+            lines.append(f"  %pa{r}.r = mul i32 {r}, %lda")
+            lines.append(f"  %pa{r}.i = add i32 %pa{r}.r, %k2")
+            lines.append(f"  %pa{r}.x = sext i32 %pa{r}.i to i64")
+            lines.append(f"  %pa{r} = getelementptr inbounds i16, ptr %A, i64 %pa{r}.x")
+            lines.append(f"  %a{r}.s = load i32, ptr %pa{r}, align 2")
+            lines.append(f"  %a{r}.v = insertelement <16 x i32> poison, i32 %a{r}.s, i32 0")
+            lines.append(
+                f"  %a{r}.w = shufflevector <16 x i32> %a{r}.v, <16 x i32> poison, "
+                "<16 x i32> zeroinitializer"
+            )
+            lines.append(f"  %a{r} = bitcast <16 x i32> %a{r}.w to <32 x bfloat>")
+            for n in range(nb):
+                lines.append(
+                    f"  %c{r}_{n}.next = call <16 x float> @llvm.x86.avx512bf16.dpbf16ps.512("
+                    f"<16 x float> %c{r}_{n}, <32 x bfloat> %a{r}, <32 x bfloat> %b{n})"
+                )
+
+    decl = (
+        "declare <16 x float> @llvm.x86.avx512bf16.dpbf16ps.512(<16 x float>, <32 x bfloat>, "
+        "<32 x bfloat>)"
+    )
+    return _kernel(name, "+avx512f,+avx512bw,+avx512bf16", mr, nb, kt // 2, "<16 x float>",
+                   "float", step, decl)  # fmt: skip

@@ -9,6 +9,8 @@ The rules are TVM's:
 * an integer expression meeting a float expression is cast to the float type;
   integers of different widths meet at the wider one; a scalar meeting a vector is
   broadcast;
+* ``bfloat16`` meets an integer as bfloat16 and an IEEE float as that float
+  (``bfloat16 + float16`` is float16);
 * ``handle`` takes part in no arithmetic.
 """
 
@@ -82,8 +84,12 @@ def _join(a: DataType, b: DataType) -> DataType:
     if ea == eb:
         return ea
     if ea.is_float() or eb.is_float():
-        bits = max(t.bits for t in (ea, eb) if t.is_float())
-        return DataType(f"float{bits}")
+        # as TVM's BinaryOpMatchTypes: an IEEE float wins over bfloat16 (bfloat16 +
+        # float16 is float16), bfloat16 wins over integers
+        ieee = [t for t in (ea, eb) if t.is_float() and not t.is_bfloat16()]
+        if not ieee:
+            return ea if ea.is_bfloat16() else eb
+        return DataType(f"float{max(t.bits for t in ieee)}")
     if ea.is_bool():
         return eb
     if eb.is_bool():

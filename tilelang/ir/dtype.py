@@ -4,6 +4,13 @@ A :class:`DataType` *is* a string (``"float32"``, ``"int64"``, ``"float32x8"``),
 prints, compares and hashes like the spelling users write, and it also answers
 questions about itself (``bits``, ``lanes``, ``is_float``...). Construction validates
 the spelling, so a misspelled dtype fails where it is written, not deep in a backend.
+
+``bfloat16`` (code ``"bfloat"``) is a floating-point type: ``is_float()`` is true for it,
+as for every type arithmetic treats as real numbers, and ``is_bfloat16()`` tells it
+apart. NumPy has no such type: arrays of it are ``ml_dtypes.bfloat16`` when that
+package is installed, else ``uint16`` arrays holding the bits (see
+:mod:`tilelang.ir.bfloat16`; the CPU backends compute it through
+:mod:`tilelang.transform.legalize_bf16`).
 """
 
 from __future__ import annotations
@@ -11,11 +18,12 @@ from __future__ import annotations
 import re
 from functools import cache
 
-_SCALAR_RE = re.compile(r"^(bool|int|uint|float|handle)(\d*)(?:x(\d+))?$")
+_SCALAR_RE = re.compile(r"^(bool|int|uint|float|bfloat|handle)(\d*)(?:x(\d+))?$")
 _VALID_BITS = {
     "int": (8, 16, 32, 64),
     "uint": (8, 16, 32, 64),
     "float": (16, 32, 64),
+    "bfloat": (16,),
 }
 
 
@@ -39,7 +47,8 @@ class DataType(str):
 
     @property
     def code(self) -> str:
-        """The type family: ``"bool"``, ``"int"``, ``"uint"``, ``"float"`` or ``"handle"``."""
+        """The type family: ``"bool"``, ``"int"``, ``"uint"``, ``"float"``, ``"bfloat"``
+        or ``"handle"``."""
         return _split(self)[0]
 
     @property
@@ -64,7 +73,11 @@ class DataType(str):
         return self.code in ("int", "uint")
 
     def is_float(self) -> bool:
-        return self.code == "float"
+        """A floating-point type, ``bfloat16`` included."""
+        return self.code in ("float", "bfloat")
+
+    def is_bfloat16(self) -> bool:
+        return self.code == "bfloat"
 
     def value_range(self) -> tuple[int, int]:
         """The least and greatest value of an integer or bool type (two's complement)."""
@@ -84,9 +97,12 @@ class DataType(str):
         return _make_dtype(self.code, self.bits, lanes)
 
     def numpy_name(self) -> str:
-        """The NumPy dtype name of one lane (``handle`` maps to ``uint64``)."""
+        """The NumPy dtype name of one lane (``handle`` maps to ``uint64``, ``bfloat16``
+        to ``uint16``, the storage of its bits)."""
         if self.code == "handle":
             return "uint64"
+        if self.code == "bfloat":
+            return "uint16"
         return "bool" if self.code == "bool" else f"{self.code}{self.bits}"
 
     def __repr__(self) -> str:
@@ -153,11 +169,12 @@ def dtype_from_numpy(np_dtype) -> DataType:
     import numpy as np
 
     name = np.dtype(np_dtype).name
-    return DataType("bool" if name == "bool" else name)
+    return DataType("bool" if name == "bool" else name)  # ml_dtypes' name is "bfloat16"
 
 
 BOOL = DataType("bool")
 INT32 = DataType("int32")
 INT64 = DataType("int64")
 FLOAT32 = DataType("float32")
+BFLOAT16 = DataType("bfloat16")
 HANDLE = DataType("handle")

@@ -103,6 +103,10 @@ INTRINSICS: dict[str, OpInfo] = {
     # a cross-thread reduction under T.attr(T.comm_reducer(...), "reduce_scope", ...)
     "tvm_thread_allreduce": OpInfo("tvm_thread_allreduce", None, "given"),
     "reinterpret": OpInfo("reinterpret", 1, "given"),  # the same bits as another type
+    # bfloat16 on CPUs (tilelang.transform.legalize_bf16): uint16 bits -> float32, and
+    # float32 -> the bits of the nearest bfloat16 (ties to even, NaN kept)
+    "bf16_to_float": OpInfo("bf16_to_float", 1, "given"),
+    "float_to_bf16": OpInfo("float_to_bf16", 1, "given"),
     "llvm_lookup_intrinsic_id": OpInfo("llvm_lookup_intrinsic_id", 1, "uint32"),
     # `break` / `continue` of the innermost serial or while loop (as statements)
     "break_loop": OpInfo("break_loop", 0, "handle"),
@@ -111,6 +115,18 @@ INTRINSICS: dict[str, OpInfo] = {
     # call); typed by the callee's result, ``handle`` for none
     "call_tir": OpInfo("call_tir", None, "given"),
 }
+
+
+def reinterpret_problem(call: E.Call) -> str | None:
+    """Why a backend cannot compute ``T.reinterpret(dtype, x)`` (the bits of ``x`` read
+    as ``dtype``), or None: both types need lanes of one width, and neither may be
+    bool or a handle."""
+    src, dst = call.args[0].dtype, call.dtype
+    if src.lanes != dst.lanes or src.element_of().bits != dst.element_of().bits:
+        return f"reinterpret from {src} to {dst} changes the number of bits"
+    if any(t.is_bool() or t.is_handle() for t in (src, dst)):
+        return f"reinterpret from {src} to {dst}: bool and handle values have no bits to read"
+    return None
 
 
 def is_intrinsic(name: str) -> bool:

@@ -19,6 +19,7 @@ import numbers
 import numpy as np
 
 from tilelang.errors import ArgumentError
+from tilelang.ir import bfloat16
 from tilelang.ir import expr as E
 from tilelang.ir.functor import post_order_visit
 from tilelang.ir.stmt import BufferStore
@@ -250,6 +251,15 @@ def _check_array(label: str, buffer, arg) -> np.ndarray:
         )
     if type(array) is not np.ndarray:
         array = array.view(np.ndarray)  # np.matrix, memmap...: the same memory, plainly
+    if buffer.dtype.is_bfloat16():
+        # uint16 bits or ml_dtypes.bfloat16: the code sees the same memory as bits
+        bits = bfloat16.as_bits(array)
+        if bits is None:
+            raise ArgumentError(
+                f"{label}: expected dtype bfloat16 (a uint16 array of the bits, or "
+                f"ml_dtypes.bfloat16), got {array.dtype}"
+            )
+        return bits
     expected = np.dtype(buffer.dtype.numpy_name())
     if array.dtype != expected:
         raise ArgumentError(f"{label}: expected dtype {buffer.dtype}, got {array.dtype}")

@@ -104,7 +104,12 @@ def array(data, device: Device | None = None) -> NDArray:
 
 
 def empty(shape, dtype="float32", device: Device | None = None) -> NDArray:
-    """A new, uninitialised NDArray."""
+    """A new, uninitialised NDArray. ``"bfloat16"`` is ``ml_dtypes.bfloat16`` when
+    ml_dtypes is installed, else ``uint16`` (the bits), as compiled functions take it."""
+    if str(dtype) == "bfloat16":
+        from tilelang.ir import bfloat16
+
+        dtype = bfloat16.ml_dtype() or np.dtype(np.uint16)
     return NDArray(np.empty(tuple(shape), dtype=dtype), device)
 
 

@@ -97,7 +97,8 @@ class StoragePrimitives:
         """Groups the axes of a buffer ``block`` accesses into physical axes (TVM's
         ``axis_separators``, e.g. ``[1]`` for a 2-d physical buffer); the accesses stay
         as they are. On the CPU backends the groups are laid out one after the other,
-        which is the usual row-major layout.
+        which is the usual row-major layout. ``T.match_buffer`` views of the buffer
+        get separators as TVM gives them (the same at the same rank, else zeros).
 
         Parameters
         ----------
@@ -116,7 +117,8 @@ class StoragePrimitives:
         ------
         ScheduleError
             When the buffer index is invalid, the separators are not increasing
-            positions inside the rank, or a ``T.match_buffer`` views the buffer.
+            positions inside the rank, or the buffer is itself a ``T.match_buffer``
+            view.
 
         Example
         -------

@@ -97,6 +97,7 @@ bool = _DType("bool")  # noqa: A001 - TVM's name
 int8, int16, int32, int64 = (_DType(f"int{b}") for b in (8, 16, 32, 64))
 uint8, uint16, uint32, uint64 = (_DType(f"uint{b}") for b in (8, 16, 32, 64))
 float16, float32, float64 = (_DType(f"float{b}") for b in (16, 32, 64))
+bfloat16 = _DType("bfloat16")
 
 # ------------------------------------------------------------- IR-building helpers
 

@@ -1,0 +1,195 @@
+"""LegalizeBF16: bfloat16 computed in float32 and stored as its 16 bits.
+
+No CPU backend has a bfloat16 type, so every CPU backend (python, c, llvm) runs this
+on the lowered module before generating code (as TVM's BF16ComputeLegalize and
+BF16StorageLegalize do late in its pipeline; the lowered module the runtime checks
+arguments against still says ``bfloat16``):
+
+* a buffer of ``bfloat16`` becomes a buffer of ``uint16`` over the same storage, so
+  arrays are passed as their bits (``uint16`` or ``ml_dtypes.bfloat16`` arrays);
+* a load from it is ``bf16_to_float(load)`` (exact), a store into it stores
+  ``float_to_bf16(value)`` (rounded to nearest, ties to even; NaN stays NaN);
+* every bfloat16 expression is computed in float32, and each operation whose result
+  is a bfloat16 value (``+ - * /``, ``%``, ``//``, math calls, a cast to bfloat16,
+  a constant) is rounded to bfloat16 right away, so a value typed bfloat16 always
+  holds a bfloat16, as ``ml_dtypes`` arrays compute in NumPy. (TVM's legaliser instead
+  keeps float32 between the operations of one expression and rounds at stores; the
+  rule here makes every backend and constant folding agree on each operation.)
+  ``min``, ``max``, selects and comparisons of bfloat16 values need no rounding.
+
+A bfloat16 scalar parameter is refused with a BuildError (pass a one-element buffer).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from tilelang.errors import BuildError
+from tilelang.ir import bfloat16
+from tilelang.ir import expr as E
+from tilelang.ir import stmt as S
+from tilelang.ir.buffer import Buffer
+from tilelang.ir.dtype import DataType
+from tilelang.ir.function import IRModule, PrimFunc
+from tilelang.ir.functor import StmtExprMutator, post_order_visit
+
+__all__ = ["legalize_bf16", "legalize_bf16_module", "uses_bf16"]
+
+_ROUNDED = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod)
+
+
+def _f32(dtype: DataType) -> DataType:
+    return DataType("float32").with_lanes(dtype.lanes)
+
+
+def _u16(dtype: DataType) -> DataType:
+    return DataType("uint16").with_lanes(dtype.lanes)
+
+
+def to_float(bits: E.PrimExpr) -> E.PrimExpr:
+    """The float32 value of bfloat16 bits (``uint16``)."""
+    return E.Call(_f32(bits.dtype), "bf16_to_float", (bits,))
+
+
+def to_bits(value: E.PrimExpr) -> E.PrimExpr:
+    """The bfloat16 bits (``uint16``) of a float32 value, rounded to nearest even."""
+    return E.Call(_u16(value.dtype), "float_to_bf16", (value,))
+
+
+def _round(value: E.PrimExpr) -> E.PrimExpr:
+    return to_float(to_bits(value))
+
+
+class _Legalizer(StmtExprMutator):
+    def __init__(self):
+        self.buffers: dict[Buffer, Buffer] = {}
+        self.vars: dict[E.Var, E.Var] = {}
+
+    # -- buffers and variables
+    def _buffer(self, buffer: Buffer) -> Buffer:
+        if not buffer.dtype.element_of().is_bfloat16():
+            return buffer
+        new = self.buffers.get(buffer)
+        if new is None:
+            new = self.buffers[buffer] = attrs.evolve(buffer, dtype=_u16(buffer.dtype))
+        return new
+
+    visit_buffer_ref = visit_buffer_def = _buffer
+
+    def visit_var_def(self, var: E.Var) -> E.Var:
+        if not var.dtype.element_of().is_bfloat16():
+            return var
+        new = self.vars.get(var)
+        if new is None:
+            new = self.vars[var] = E.Var(var.name, _f32(var.dtype))
+        return new
+
+    def visit_var(self, var: E.Var):
+        return self.vars.get(var, var)
+
+    # -- expressions
+    def visit_float_imm(self, op: E.FloatImm):
+        if op.dtype.is_bfloat16():
+            return E.FloatImm("float32", bfloat16.round_value(op.value))
+        return op
+
+    def _arith(self, op):
+        new = self.generic_visit(op)
+        return _round(new) if op.dtype.element_of().is_bfloat16() else new
+
+    visit_add = visit_sub = visit_mul = visit_div = _arith
+    visit_mod = visit_floor_div = visit_floor_mod = _arith
+
+    def visit_cast(self, op: E.Cast):
+        value = self.visit(op.value)
+        if op.dtype.element_of().is_bfloat16():
+            if value.dtype != _f32(op.dtype):
+                value = E.Cast(_f32(op.dtype), value)
+            return _round(value)
+        if value.dtype == op.dtype:
+            return value
+        return op if value is op.value else E.Cast(op.dtype, value)
+
+    def visit_call(self, op: E.Call):
+        if op.op == "reinterpret" and op.dtype.element_of().is_bfloat16():
+            return to_float(self.visit(op.args[0]))  # bits -> the bfloat16 they hold
+        if op.op == "reinterpret" and op.args[0].dtype.element_of().is_bfloat16():
+            return to_bits(self.visit(op.args[0]))
+        new = self.generic_visit(op)
+        if not op.dtype.element_of().is_bfloat16():
+            return new
+        if op.op == "type_annotation":
+            return attrs.evolve(new, dtype=_u16(op.dtype))
+        return _round(attrs.evolve(new, dtype=_f32(op.dtype)))
+
+    def visit_buffer_load(self, op: E.BufferLoad):
+        new = self.generic_visit(op)
+        return to_float(new) if op.buffer.dtype.element_of().is_bfloat16() else new
+
+    # -- statements
+    def visit_buffer_store(self, op: S.BufferStore):
+        new = self.generic_visit(op)
+        if op.buffer.dtype.element_of().is_bfloat16():
+            new = attrs.evolve(new, value=to_bits(new.value))
+        return new
+
+    def visit_allocate(self, op: S.Allocate):
+        new = self.generic_visit(op)
+        if op.dtype.element_of().is_bfloat16():
+            new = attrs.evolve(new, dtype=_u16(op.dtype))
+        return new
+
+
+class _Found(Exception):
+    pass
+
+
+def uses_bf16(func: PrimFunc) -> bool:
+    """True when ``func`` has a bfloat16 buffer, value or allocation anywhere."""
+
+    def visit(node):
+        dtype = getattr(node, "dtype", None)
+        if isinstance(dtype, str) and DataType(dtype).element_of().is_bfloat16():
+            raise _Found
+        buffer = getattr(node, "buffer", None)
+        if isinstance(buffer, Buffer) and buffer.dtype.element_of().is_bfloat16():
+            raise _Found
+
+    if any(b.dtype.element_of().is_bfloat16() for b in func.buffer_map.values()):
+        return True
+    try:
+        post_order_visit(func.body, visit)
+    except _Found:
+        return True
+    return False
+
+
+def legalize_bf16(func: PrimFunc, name: str = "") -> PrimFunc:
+    """``func`` (lowered) with bfloat16 as float32 arithmetic over uint16 storage;
+    ``func`` itself when it has no bfloat16."""
+    if not uses_bf16(func):
+        return func
+    for param in func.params:
+        if param not in func.buffer_map and param.dtype.element_of().is_bfloat16():
+            raise BuildError(
+                f"function {name or func.attrs.get('global_symbol', '?')}: bfloat16 scalar "
+                f"parameter {param.name} is not supported; pass a one-element buffer"
+            )
+    mutator = _Legalizer()
+    body = mutator.visit(func.body)
+    buffer_map = {p: mutator._buffer(b) for p, b in func.buffer_map.items()}
+    return attrs.evolve(func, body=body, buffer_map=buffer_map)
+
+
+def legalize_bf16_module(mod: IRModule) -> IRModule:
+    """Every PrimFunc of ``mod`` through :func:`legalize_bf16` (the same module
+    object when none uses bfloat16)."""
+    changed = {}
+    for key, func in mod.functions.items():
+        if isinstance(func, PrimFunc):
+            new = legalize_bf16(func, key)
+            if new is not func:
+                changed[key] = new
+    if not changed:
+        return mod
+    return attrs.evolve(mod, functions={**mod.functions, **changed})
