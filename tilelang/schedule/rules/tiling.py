@@ -38,6 +38,7 @@ class TilePlan:
     k_unroll: int
     k_block: int = 0  # > 0: the large-operand plan (see apply_tiling)
     unroll_rows: bool = True  # unroll the row loop ourselves (else LLVM may)
+    lanes: int = 1  # elements per vector instruction along vec_iter
 
 
 def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
@@ -91,7 +92,8 @@ def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
         k_block = largest_divisor(k_extent, max(k_unroll, L1_BYTES // (vec_tile * 4)))
         if k_block in (1, k_extent):
             k_block = 0
-    return TilePlan(vec, vec_tile, row, row_tile, k_unroll, k_block, large)
+    lanes = min(lanes, vec_tile)
+    return TilePlan(vec, vec_tile, row, row_tile, k_unroll, k_block, large, lanes)
 
 
 def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers) -> None:
@@ -166,7 +168,7 @@ def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers
             small.append(loops[p])
         if len(small) < len(reduce_pos):  # keep one rolled loop around the tile
             unroll_all(sch, small)
-    parallel_outer(sch, spatial_outer, spatial_outer_extents, work=info.work)
+    parallel_outer(sch, spatial_outer, spatial_outer_extents, work=info.work, lanes=plan.lanes)
     init = sch.decompose_reduction(block, reduce_loops[0])
     _vectorize_tile(sch, init, len(tile_loops) if plan.unroll_rows else 1)
     _vectorize_tile(sch, write_back, len(tile_loops) if plan.unroll_rows else 1)
@@ -193,7 +195,7 @@ def _apply_blocked(sch, block, loops, info, plan, outer, inner, vec_pos, row_pos
     sch.vectorize(inner[vec_pos])  # loop kinds before the init is split off (see above)
     rows = [inner[row_pos]] if plan.unroll_rows else []
     unroll_all(sch, rows + ([k_unrolled] if k_unrolled is not None else []))
-    parallel_outer(sch, head, head_extents, work=info.work)
+    parallel_outer(sch, head, head_extents, work=info.work, lanes=plan.lanes)
     init = sch.decompose_reduction(block, k_outer)
     _vectorize_tile(sch, init, 2 if plan.unroll_rows else 1)
 
