@@ -1,7 +1,8 @@
-"""The register tile of the default rules (rules/tiling.py, rules/loops.py): a vector
-tile is whole registers or fits one (never 28 floats on a 16-lane machine, which LLVM
-splits with a shuffle per element), and a tile one vector wide takes up to 16 rows.
-Decisions on a fixed machine, numbers against NumPy."""
+"""The register tile of the default rules (rules/tiling.py, rules/loops.py): a tile
+with rows is whole registers wide or fits one (never 28 floats on a 16-lane machine,
+whose accumulators LLVM splits into 4-lane pieces that spill), a tile without rows
+may be wider, and a tile one vector wide takes up to 16 rows. Decisions on a fixed
+machine, numbers against NumPy."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ AVX2 = Machine(256, 16)
     [
         (64, 16, 2, 32),  # two whole registers
         (48, 16, 2, 16),  # one whole register (48 is no multiple of 32)
-        (56, 16, 2, 14),  # no whole register divides: the widest divisor in one
+        (56, 16, 2, 28),  # no whole register divides: the widest divisor in two
         (56, 8, 2, 8),
         (12, 16, 1, 12),
         (7, 16, 2, 7),
@@ -48,6 +49,8 @@ def test_tile_sizes():
     assert (matmul.vec_tile, matmul.row_tile, matmul.lanes) == (32, 8, 16)
     narrow = _plan(W.conv2d(), "conv", AVX2)  # one vector, 12 registers: 8 rows
     assert (narrow.vec_tile, narrow.row_tile) == (8, 8)
+    alone = _plan(W.depthwise_conv2d(), "dw", AVX512)  # no rows: 28 wide
+    assert (alone.vec_tile, alone.row_iter) == (28, None)
 
 
 @pytest.mark.parametrize("target", ["llvm", "c"])

@@ -22,15 +22,11 @@ def largest_divisor(n: int, cap: int) -> int:
 def vector_tile(extent: int, lanes: int, max_vectors: int) -> int:
     """The width of the vector tile along a contiguous axis of ``extent`` elements: a
     divisor of the extent (so no tail is needed), as many whole vectors as fit in
-    ``max_vectors``, else the widest divisor that fits one register.
-
-    Never a width above one register that is no whole number of registers: LLVM splits
-    such a vector (28 floats on AVX-512: 16 + 8 + 4) with a shuffle per element, and a
-    3x3 convolution tiled 28 wide ran 7x slower than tiled 14 wide."""
+    ``max_vectors``, else the widest divisor below that."""
     for count in range(max_vectors, 0, -1):
         if extent % (count * lanes) == 0:
             return count * lanes
-    return largest_divisor(extent, lanes)
+    return largest_divisor(extent, lanes * max_vectors)
 
 
 def vectorize_innermost(sch, loop, lanes: int, extent: int) -> bool:

@@ -12,8 +12,10 @@ The plan is the shape of the hand schedule in samples/matmul_1024_tuned.tir::
         Y[...] = epilogue(Y_local[...])   # elementwise consumers inlined here
 
 ``rows x vec`` is sized so the accumulator stays in vector registers: ``vec`` is one or
-two vectors of the target, ``rows`` as many as the remaining registers allow (at most
-8). Every step is a schedule primitive, so the decisions show in the trace.
+two vectors of the target (with rows, never a width between whole registers: LLVM
+splits such an accumulator into 4-lane pieces), ``rows`` as many as the remaining
+registers allow (at most 8, or 16 for a tile one vector wide). Every step is a
+schedule primitive, so the decisions show in the trace.
 """
 
 from __future__ import annotations
@@ -58,7 +60,6 @@ def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
     lanes = machine.lanes(info.write.buffer.dtype)
     vec_extent = info.extent_of(vec)
     vec_tile = vector_tile(vec_extent, lanes, 2) if vec_extent >= lanes else vec_extent
-    vectors = -(-vec_tile // lanes)
     # The row iterator: a spatial iterator that the contiguous ("vector") operands do
     # not move along, so one vector load serves every row of the tile. The innermost
     # such loop keeps the rows' other operands close together.
@@ -71,6 +72,14 @@ def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
         and info.extent_of(iv) > 1
     ]
     row, row_tile = None, 1
+    if candidates and vec_tile > lanes and vec_tile % lanes:
+        # An accumulator wider than a register but no whole number of them is split
+        # by LLVM into 4-lane pieces (28 floats: 7 xmm registers a row), so a tile of
+        # rows spills: a 3x3 convolution 28 wide by 8 rows ran 3x slower than 14
+        # wide. With rows, one register's width; alone, the wider tile is kept (a
+        # depthwise convolution, one row, 28 wide: 0.08 ms, 14 wide: 0.10).
+        vec_tile = largest_divisor(vec_extent, lanes)
+    vectors = -(-vec_tile // lanes)
     if candidates:
         row = max(candidates, key=info.loop_of)
         budget = max(1, (machine.registers - 4) // vectors)
