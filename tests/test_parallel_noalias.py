@@ -20,7 +20,7 @@ def _share_signature(source: str, version: str = "") -> str:
 
 
 def test_the_threads_share_keeps_noalias_pointers():
-    workload = W.matmul(64, 64, 64)
+    workload = W.matmul(256, 256, 64)  # 2^18 vectors of 16: parallel (rules/loops.py)
     lib = tilelang.build(tilelang.parse(workload.tir), "llvm -num-cores=2")
     share = _share_signature(lib.get_source("ll-unopt"))
     assert share.count("ptr noalias") == 3  # A, B and C, as in the exported function
@@ -69,7 +69,7 @@ def test_array_addresses_are_the_data_pointers(make):
 
 
 def test_c_parallel_loops_are_outlined_with_restrict_and_their_range():
-    workload = W.matmul(64, 64, 64)
+    workload = W.matmul(256, 256, 64)  # 2^18 vectors of 16: parallel (rules/loops.py)
     lib = tilelang.build(tilelang.parse(workload.tir), "c -num-cores=2")
     source = lib.get_source()
     header = next(

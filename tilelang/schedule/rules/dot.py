@@ -135,6 +135,6 @@ def apply_dot(sch, func_name: str, info: BlockInfo, plan: DotPlan) -> None:
         reductions.append(rest[0])
     outer = sch.get_loops(block)[:depth]
     extents = [fusion.loop_extent(sch, lp) for lp in outer]
-    parallel_outer(sch, outer, extents, work=info.work)
+    parallel_outer(sch, outer, extents, work=info.work, lanes=plan.lanes)
     for rf, loop in zip(partials, reductions):  # inits split off once loop kinds are set
         fusion.finish_rfactor(sch, rf, loop)

@@ -23,12 +23,10 @@ def vector_tile(extent: int, lanes: int, max_vectors: int) -> int:
     """The width of the vector tile along a contiguous axis of ``extent`` elements: a
     divisor of the extent (so no tail is needed), as many whole vectors as fit in
     ``max_vectors``, else the widest divisor below that."""
-    best = 1
     for count in range(max_vectors, 0, -1):
         if extent % (count * lanes) == 0:
             return count * lanes
-    best = largest_divisor(extent, lanes * max_vectors)
-    return best
+    return largest_divisor(extent, lanes * max_vectors)
 
 
 def vectorize_innermost(sch, loop, lanes: int, extent: int) -> bool:
@@ -47,18 +45,25 @@ def vectorize_innermost(sch, loop, lanes: int, extent: int) -> bool:
         return False
 
 
-#: a block with fewer iterations than this stays on one thread: waking the others for
-#: a parallel region costs microseconds, about what such a block takes in all (the
-#: MLP's 784 x 128 matrix-vector product is 100K iterations, a few microseconds)
+#: a block with fewer vector iterations (iterations over lanes) than this stays on one
+#: thread: waking the others for a parallel region costs tens of microseconds on a busy
+#: machine, about what such a block takes in all. Counted in vector iterations because
+#: a vectorised block runs ``lanes`` iterations per instruction: mm_relu 128^3 (2^17
+#: vectors of 16 floats, 31 us on one thread) took 40 us on two, depthwise 3x3 over
+#: 64x56x56 (113K vectors, 80 us) 100-140 us; a 1024x4096 matrix-vector product or
+#: a 4096x1024 softmax (2^18 vectors each) gain from the second thread.
 MIN_PARALLEL_WORK = 1 << 18
 
 
-def parallel_outer(sch, loops, extents, min_tasks: int = 2, work: int | None = None) -> bool:
+def parallel_outer(
+    sch, loops, extents, min_tasks: int = 2, work: int | None = None, lanes: int = 1
+) -> bool:
     """Run the outermost loop with at least ``min_tasks`` iterations (or a symbolic
     number) in parallel; the loops above it (of one iteration) are left serial.
-    ``work`` (the block's iterations, when known) below MIN_PARALLEL_WORK: nothing is
-    made parallel."""
-    if work is not None and work < MIN_PARALLEL_WORK:
+    ``work`` (the block's iterations, when known) over ``lanes`` (the vector width
+    its innermost loop runs at, 1 when not vectorised) below MIN_PARALLEL_WORK: nothing
+    is made parallel."""
+    if work is not None and work // max(1, lanes) < MIN_PARALLEL_WORK:
         return False
     for loop, extent in zip(loops, extents):
         if extent is None or extent >= min_tasks:

@@ -12,8 +12,10 @@ The plan is the shape of the hand schedule in samples/matmul_1024_tuned.tir::
         Y[...] = epilogue(Y_local[...])   # elementwise consumers inlined here
 
 ``rows x vec`` is sized so the accumulator stays in vector registers: ``vec`` is one or
-two vectors of the target, ``rows`` as many as the remaining registers allow (at most
-8). Every step is a schedule primitive, so the decisions show in the trace.
+two vectors of the target (with rows, never a width between whole registers: LLVM
+splits such an accumulator into 4-lane pieces), ``rows`` as many as the remaining
+registers allow (at most 8, or 16 for a tile one vector wide). Every step is a
+schedule primitive, so the decisions show in the trace.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class TilePlan:
     k_unroll: int
     k_block: int = 0  # > 0: the large-operand plan (see apply_tiling)
     unroll_rows: bool = True  # unroll the row loop ourselves (else LLVM may)
+    lanes: int = 1  # elements per vector instruction along vec_iter
 
 
 def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
@@ -57,7 +60,6 @@ def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
     lanes = machine.lanes(info.write.buffer.dtype)
     vec_extent = info.extent_of(vec)
     vec_tile = vector_tile(vec_extent, lanes, 2) if vec_extent >= lanes else vec_extent
-    vectors = -(-vec_tile // lanes)
     # The row iterator: a spatial iterator that the contiguous ("vector") operands do
     # not move along, so one vector load serves every row of the tile. The innermost
     # such loop keeps the rows' other operands close together.
@@ -70,10 +72,20 @@ def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
         and info.extent_of(iv) > 1
     ]
     row, row_tile = None, 1
+    if candidates and vec_tile > lanes and vec_tile % lanes:
+        # An accumulator wider than a register but no whole number of them is split
+        # by LLVM into 4-lane pieces (28 floats: 7 xmm registers a row), so a tile of
+        # rows spills: a 3x3 convolution 28 wide by 8 rows ran 3x slower than 14
+        # wide. With rows, one register's width; alone, the wider tile is kept (a
+        # depthwise convolution, one row, 28 wide: 0.08 ms, 14 wide: 0.10).
+        vec_tile = largest_divisor(vec_extent, lanes)
+    vectors = -(-vec_tile // lanes)
     if candidates:
         row = max(candidates, key=info.loop_of)
         budget = max(1, (machine.registers - 4) // vectors)
-        row_tile = largest_divisor(info.extent_of(row), min(8, budget))
+        # up to 8 rows; a tile one vector wide takes up to 16, the accumulators of an
+        # 8-row tile two vectors wide (a 3x3 convolution 14 wide: 1.6 ms against 1.8)
+        row_tile = largest_divisor(info.extent_of(row), min(max(8, 16 // vectors), budget))
         if row_tile == 1:
             row = None
     inner_reduce = max(info.reduce, key=info.loop_of)
@@ -91,7 +103,8 @@ def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
         k_block = largest_divisor(k_extent, max(k_unroll, L1_BYTES // (vec_tile * 4)))
         if k_block in (1, k_extent):
             k_block = 0
-    return TilePlan(vec, vec_tile, row, row_tile, k_unroll, k_block, large)
+    lanes = min(lanes, vec_tile)
+    return TilePlan(vec, vec_tile, row, row_tile, k_unroll, k_block, large, lanes)
 
 
 def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers) -> None:
@@ -166,7 +179,7 @@ def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers
             small.append(loops[p])
         if len(small) < len(reduce_pos):  # keep one rolled loop around the tile
             unroll_all(sch, small)
-    parallel_outer(sch, spatial_outer, spatial_outer_extents, work=info.work)
+    parallel_outer(sch, spatial_outer, spatial_outer_extents, work=info.work, lanes=plan.lanes)
     init = sch.decompose_reduction(block, reduce_loops[0])
     _vectorize_tile(sch, init, len(tile_loops) if plan.unroll_rows else 1)
     _vectorize_tile(sch, write_back, len(tile_loops) if plan.unroll_rows else 1)
@@ -193,7 +206,7 @@ def _apply_blocked(sch, block, loops, info, plan, outer, inner, vec_pos, row_pos
     sch.vectorize(inner[vec_pos])  # loop kinds before the init is split off (see above)
     rows = [inner[row_pos]] if plan.unroll_rows else []
     unroll_all(sch, rows + ([k_unrolled] if k_unrolled is not None else []))
-    parallel_outer(sch, head, head_extents, work=info.work)
+    parallel_outer(sch, head, head_extents, work=info.work, lanes=plan.lanes)
     init = sch.decompose_reduction(block, k_outer)
     _vectorize_tile(sch, init, 2 if plan.unroll_rows else 1)
 
