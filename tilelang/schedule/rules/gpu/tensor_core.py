@@ -1,9 +1,11 @@
-"""Half-precision matmuls on tensor cores: the WMMA schedule of a matmul-like block.
+"""Half-precision matmuls on tensor cores: the tensor-core schedule of a matmul-like block.
 
 A block ``C[i, j] += float32(A[i, k]) * float32(B[k, j])`` over ``float16`` operands
 (or the same in ``float16`` throughout), A and C row-major, B row-major or transposed
 (``B[j, k]``, loaded into column-major fragments), is tiled for the WMMA intrinsics
-of :mod:`tilelang.intrinsics.cuda_wmma`::
+of :mod:`tilelang.intrinsics.cuda_wmma` or, on sm_80 and later, the ``ldmatrix`` +
+``mma.sync`` ones of :mod:`tilelang.intrinsics.cuda_mma` (the plan's ``family``; same
+loops, the fragments are then the warp's registers)::
 
     blockIdx.y, blockIdx.x     a (16 wm fm) x (16 wn fn) tile of C per thread block
       threadIdx.y              wm x wn warps, each (16 fm) x (16 fn) of the tile
@@ -27,7 +29,8 @@ from __future__ import annotations
 
 import attrs
 
-from tilelang.intrinsics import cuda_wmma
+from tilelang.analysis.fragments import FAMILY_SCOPES
+from tilelang.intrinsics import cuda_mma, cuda_wmma
 from tilelang.schedule.rules.gpu.matmul import matmul_axes
 
 FRAG = 16
@@ -58,6 +61,7 @@ class WmmaPlan:
     a_name: str
     b_name: str
     b_trans: bool = False  # B read as B[j, k] (a linear layer's weight)
+    family: str = "wmma"  # or "mma": ldmatrix + mma.sync (sm_80+)
 
     @property
     def threads(self) -> int:
@@ -70,11 +74,20 @@ def plan_wmma(info, limits) -> WmmaPlan | None:
     return plans[0] if plans else None
 
 
-def wmma_plans(info, limits) -> list:
-    """Every tiling of :data:`TILINGS` x :data:`K_FRAGS` that fits when ``info`` is a
-    half-precision matmul the WMMA intrinsics can compute with whole fragments on
-    ``limits``' arch, largest first (empty otherwise)."""
+def families(limits) -> tuple:
+    """The fragment families ``limits``' arch has, preferred first: ``mma`` (ldmatrix,
+    mma.sync m16n8k16) from sm_80 (an unknown arch is the backend's sm_90), ``wmma``."""
     if limits.arch and limits.arch < 70:
+        return ()
+    return ("wmma",) if limits.arch and limits.arch < 80 else ("mma", "wmma")
+
+
+def wmma_plans(info, limits) -> list:
+    """Every tiling of :data:`TILINGS` x :data:`K_FRAGS` x :func:`families` that fits
+    when ``info`` is a half-precision matmul the tensor-core intrinsics can compute with
+    whole fragments on ``limits``' arch, largest first, the preferred family first
+    within a size (empty otherwise)."""
+    if not families(limits):
         return []
     axes = matmul_axes(info)
     if axes is None or len(info.spatial) != 2:
@@ -104,10 +117,12 @@ def wmma_plans(info, limits) -> list:
             continue
         for k_frags in K_FRAGS:
             shared = 2 * FRAG * k_frags * (rows + cols)
-            if ek % (FRAG * k_frags) == 0 and shared <= limits.max_shared_memory_per_block:
+            if ek % (FRAG * k_frags) or shared > limits.max_shared_memory_per_block:
+                continue
+            for family in families(limits):
                 plans.append(WmmaPlan(
                     info.loop_of(i), info.loop_of(j), info.loop_of(k), warps, frags,
-                    k_frags, out, a.buffer.name, b.buffer.name, b_trans,
+                    k_frags, out, a.buffer.name, b.buffer.name, b_trans, family,
                 ))  # fmt: skip
     return plans
 
@@ -140,14 +155,29 @@ def _cooperative_fetch(sch, fetch, plan: WmmaPlan, panel: int) -> None:
     sch.bind(tx, "threadIdx.x")
 
 
+def intrinsics(plan: WmmaPlan) -> tuple:
+    """``(fill, sync, store, (load a, load b))``: the plan family's intrinsic names."""
+    out = plan.out_dtype
+    if plan.family == "mma":
+        return (
+            cuda_mma.mma_fill(out),
+            cuda_mma.mma_sync(out, trans_b=plan.b_trans),
+            cuda_mma.mma_store(out, "global"),
+            (cuda_mma.mma_ldmatrix("a"), cuda_mma.mma_ldmatrix("b", trans=plan.b_trans)),
+        )
+    return (
+        cuda_wmma.wmma_fill(FRAG, FRAG, FRAG, out),
+        cuda_wmma.wmma_sync(FRAG, FRAG, FRAG, out, trans=plan.b_trans),
+        cuda_wmma.wmma_store(FRAG, FRAG, FRAG, out, "global"),
+        (cuda_wmma.wmma_load(operand="a"),
+         cuda_wmma.wmma_load(operand="b", trans=plan.b_trans)),
+    )  # fmt: skip
+
+
 def apply_wmma(sch, block, plan: WmmaPlan) -> None:
     """The schedule of the module docstring."""
-    out = plan.out_dtype
-    fill = cuda_wmma.wmma_fill(FRAG, FRAG, FRAG, out)
-    sync = cuda_wmma.wmma_sync(FRAG, FRAG, FRAG, out, trans=plan.b_trans)
-    store = cuda_wmma.wmma_store(FRAG, FRAG, FRAG, out, "global")
-    loads = (cuda_wmma.wmma_load(operand="a"),
-             cuda_wmma.wmma_load(operand="b", trans=plan.b_trans))  # fmt: skip
+    fill, sync, store, loads = intrinsics(plan)
+    scope_a, scope_b, scope_acc = FAMILY_SCOPES[plan.family]
     loops = sch.get_loops(block)
     i, ii = sch.split(loops[plan.i], [None, FRAG])
     j, ji = sch.split(loops[plan.j], [None, FRAG])
@@ -160,11 +190,11 @@ def apply_wmma(sch, block, plan: WmmaPlan) -> None:
     sch.bind(j0, "blockIdx.x")
     warp = sch.fuse(i1, j1)
     sch.bind(warp, "threadIdx.y")
-    accumulator = sch.cache_write(block, 0, "wmma.accumulator")
+    accumulator = sch.cache_write(block, 0, scope_acc)
     sch.reverse_compute_at(accumulator, warp)
     # both caches of an operand before any compute_at: each reads the stage before it
     shared, fragments = [], []
-    for name, scope in ((plan.a_name, "wmma.matrix_a"), (plan.b_name, "wmma.matrix_b")):
+    for name, scope in ((plan.a_name, scope_a), (plan.b_name, scope_b)):
         shared.append(sch.cache_read(block, _read_index(sch, block, name), "shared"))
         cached = sch.get(shared[-1]).writes[0].buffer.name
         fragments.append(sch.cache_read(block, _read_index(sch, block, cached), scope))
@@ -184,4 +214,4 @@ def apply_wmma(sch, block, plan: WmmaPlan) -> None:
     sch.tensorize(ii, sync)
 
 
-__all__ = ["WmmaPlan", "plan_wmma", "wmma_plans", "apply_wmma"]
+__all__ = ["WmmaPlan", "plan_wmma", "wmma_plans", "apply_wmma", "families", "intrinsics"]
