@@ -60,8 +60,18 @@ def hgemm(A: T.Buffer(({m}, {k}), "float16"), B: T.Buffer({b_shape}, "float16"),
 """)
 
 
-def tensorize_by_hand(mod, warps=(2, 2), frags=(2, 2), k_frags=2):
-    """The WMMA schedule written out primitive by primitive, as a user would."""
+WMMA_NAMES = {
+    "scopes": ("wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator"),
+    "load_a": "wmma_load_16x16x16_f16_a_shared", "load_b": "wmma_load_16x16x16_f16_b_shared",
+    "store": "wmma_store_16x16x16_f32_global", "fill": "wmma_fill_16x16x16_f32",
+    "sync": "wmma_sync_16x16x16_f16f16f32",
+}  # fmt: skip
+
+
+def tensorize_by_hand(mod, warps=(2, 2), frags=(2, 2), k_frags=2, names=WMMA_NAMES):
+    """The WMMA schedule written out primitive by primitive, as a user would (another
+    family's scopes and intrinsic names with ``names``)."""
+    scope_a, scope_b, scope_acc = names["scopes"]
     sch = tir.Schedule(mod)
     block = sch.get_block("C")
     i, j, k = sch.get_loops(block)
@@ -76,14 +86,13 @@ def tensorize_by_hand(mod, warps=(2, 2), frags=(2, 2), k_frags=2):
     sch.bind(j0, "blockIdx.x")
     warp = sch.fuse(i1, j1)
     sch.bind(warp, "threadIdx.y")
-    acc = sch.cache_write(block, 0, "wmma.accumulator")
+    acc = sch.cache_write(block, 0, scope_acc)
     sch.reverse_compute_at(acc, warp)
     a_shared = sch.cache_read(block, 0, "shared")
-    a_frag = sch.cache_read(block, 0, "wmma.matrix_a")
+    a_frag = sch.cache_read(block, 0, scope_a)
     b_shared = sch.cache_read(block, 1, "shared")
-    b_frag = sch.cache_read(block, 1, "wmma.matrix_b")
-    for frag, intrin in ((a_frag, "wmma_load_16x16x16_f16_a_shared"),
-                         (b_frag, "wmma_load_16x16x16_f16_b_shared")):  # fmt: skip
+    b_frag = sch.cache_read(block, 1, scope_b)
+    for frag, intrin in ((a_frag, names["load_a"]), (b_frag, names["load_b"])):
         sch.compute_at(frag, k1)
         r, c = sch.get_loops(frag)[-2:]
         r0, r1 = sch.split(r, [None, 16])
@@ -101,10 +110,10 @@ def tensorize_by_hand(mod, warps=(2, 2), frags=(2, 2), k_frags=2):
     r0, r1 = sch.split(r, [None, 16])
     c0, c1 = sch.split(c, [None, 16])
     sch.reorder(r0, c0, r1, c1)
-    sch.tensorize(r1, "wmma_store_16x16x16_f32_global")
+    sch.tensorize(r1, names["store"])
     init = sch.decompose_reduction(block, k0)
-    sch.tensorize(sch.get_loops(init)[-2], "wmma_fill_16x16x16_f32")
-    sch.tensorize(ii, "wmma_sync_16x16x16_f16f16f32")
+    sch.tensorize(sch.get_loops(init)[-2], names["fill"])
+    sch.tensorize(ii, names["sync"])
     return sch
 
 

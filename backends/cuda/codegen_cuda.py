@@ -332,6 +332,11 @@ def print_kernel(printer: CUDAPrinter, func: PrimFunc, kernel: Kernel, workspace
     printer.vector_buffers = vector_buffers(kernel.body) | mma.matrix_sources(kernel.body)
     printer.async_kernel = async_copy.kernel_has_async_copies(kernel.body, printer.async_copy)
     printer.visit(kernel.body)
+    if printer.fragment_kinds and kernel.block[0] != 32:
+        raise BuildError(
+            f"kernel {kernel.name} uses tensor-core fragments, which are warp-wide: it needs "
+            f"threadIdx.x of extent 32 (one warp per threadIdx.y, .z), not {kernel.block[0]}"
+        )
     if printer.async_kernel:
         printer.emit(async_copy.WAIT)  # no copy outlives the kernel
     printer.level -= 1

@@ -35,8 +35,9 @@ def mma_fill(dtype: str = "float32") -> str:
 
 
 def mma_ldmatrix(operand: str = "a", trans: bool = False, scope: str = "shared") -> str:
-    """``mma_ldmatrix_f16_{a|b}[_trans]``: a 16x16 half tile of a row-major ``scope``
-    buffer into an A or B fragment; ``trans`` (B only): B stored as ``B[j, k]``."""
+    """``mma_ldmatrix_f16_{a|b}[_trans][_global]``: a 16x16 half tile of a row-major
+    ``scope`` buffer into an A or B fragment; ``trans`` (B only): B stored as ``B[j, k]``.
+    ``ldmatrix`` reads shared memory only: from ``global`` each lane reads its values."""
     suffix = "" if scope == "shared" else f"_{scope}"
     name = f"mma_ldmatrix_f16_{operand}{'_trans' if trans else ''}{suffix}"
     return cuda_wmma.wmma_load(operand=operand, scope=scope, trans=trans, family="mma", name=name)
@@ -61,6 +62,9 @@ MMA_FILL_16x16_F16_INTRIN = mma_fill("float16")
 LDMATRIX_F16_A_INTRIN = mma_ldmatrix("a")
 LDMATRIX_F16_B_INTRIN = mma_ldmatrix("b")
 LDMATRIX_F16_B_TRANS_INTRIN = mma_ldmatrix("b", trans=True)
+# from global memory: no ldmatrix there (it reads shared memory), each lane reads its own
+LOAD_F16_A_GLOBAL_INTRIN = mma_ldmatrix("a", scope="global")
+LOAD_F16_B_GLOBAL_INTRIN = mma_ldmatrix("b", scope="global")
 MMA_F16F16F32_INTRIN = mma_sync("float32")
 MMA_F16F16F32_TRANS_B_INTRIN = mma_sync("float32", trans_b=True)
 MMA_F16F16F16_INTRIN = mma_sync("float16")
@@ -72,7 +76,8 @@ MMA_STORE_16x16_F16_GLOBAL_INTRIN = mma_store("float16", "global")
 __all__ = [
     "mma_fill", "mma_ldmatrix", "mma_sync", "mma_store",
     "MMA_FILL_16x16_F32_INTRIN", "MMA_FILL_16x16_F16_INTRIN", "LDMATRIX_F16_A_INTRIN",
-    "LDMATRIX_F16_B_INTRIN", "LDMATRIX_F16_B_TRANS_INTRIN", "MMA_F16F16F32_INTRIN",
+    "LDMATRIX_F16_B_INTRIN", "LDMATRIX_F16_B_TRANS_INTRIN", "LOAD_F16_A_GLOBAL_INTRIN",
+    "LOAD_F16_B_GLOBAL_INTRIN", "MMA_F16F16F32_INTRIN",
     "MMA_F16F16F32_TRANS_B_INTRIN", "MMA_F16F16F16_INTRIN", "MMA_F16F16F16_TRANS_B_INTRIN",
     "MMA_STORE_16x16_F32_GLOBAL_INTRIN", "MMA_STORE_16x16_F32_SHARED_INTRIN",
     "MMA_STORE_16x16_F16_GLOBAL_INTRIN",
