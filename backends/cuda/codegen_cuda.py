@@ -90,6 +90,7 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
         self.init_vectors()
         self.vector_buffers: set = set()  # ids of data vars accessed as vectors (per kernel)
         self.async_copy = False  # the arch has cp.async (set by generate_cuda)
+        self.async_groups = False  # a pipeline's explicit cp.async groups (per kernel)
 
     def type_name(self, dtype) -> str:
         name = super().type_name(dtype)
@@ -104,9 +105,16 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
         super().visit_for(op)
 
     def visit_evaluate(self, op: S.Evaluate) -> None:
-        if self.async_kernel and isinstance(op.value, E.Call) and op.value.op == SYNC_OP:
-            self.emit(async_copy.WAIT)  # this thread's cp.async copies have landed
+        if isinstance(op.value, E.Call) and op.value.op == SYNC_OP:
+            if self.async_groups and self.lines and self.lines[-1].strip() == f"{self.barrier};":
+                return  # a pipeline's wait just ended with this barrier
+            if self.async_kernel and not self.async_groups:
+                self.emit(async_copy.WAIT)  # this thread's cp.async copies have landed
         super().visit_evaluate(op)
+
+    def visit_attr_stmt(self, op: S.AttrStmt) -> None:
+        if not async_copy.print_async_attr(self, op):
+            super().visit_attr_stmt(op)
 
     def visit_buffer_load(self, op: E.BufferLoad) -> str:
         lane = self.lane_load(op)
@@ -330,14 +338,18 @@ def print_kernel(printer: CUDAPrinter, func: PrimFunc, kernel: Kernel, workspace
     printer.enter(header)
     printer.fragments = collect_fragments(kernel.body)
     printer.vector_buffers = vector_buffers(kernel.body) | mma.matrix_sources(kernel.body)
-    printer.async_kernel = async_copy.kernel_has_async_copies(kernel.body, printer.async_copy)
+    printer.async_groups = async_copy.kernel_has_async_groups(kernel.body, printer.async_copy)
+    # with groups, only the pipeline's async statements copy asynchronously
+    printer.async_kernel = not printer.async_groups and async_copy.kernel_has_async_copies(
+        kernel.body, printer.async_copy
+    )
     printer.visit(kernel.body)
     if printer.fragment_kinds and kernel.block[0] != 32:
         raise BuildError(
             f"kernel {kernel.name} uses tensor-core fragments, which are warp-wide: it needs "
             f"threadIdx.x of extent 32 (one warp per threadIdx.y, .z), not {kernel.block[0]}"
         )
-    if printer.async_kernel:
+    if printer.async_kernel or printer.async_groups:
         printer.emit(async_copy.WAIT)  # no copy outlives the kernel
     printer.level -= 1
     printer.emit("}")

@@ -12,7 +12,7 @@ loops, the fragments are then the warp's registers)::
         fill fm x fn accumulator fragments            (wmma_fill)
         for k_0:                                      16 kf columns of A per step
           A_shared, B_shared <- global                (all threads, vectorised)
-          for k_1 in range(kf):
+          for k_1 in range(kf):                       (pipelined: one step behind)
             fm matrix_a, fn matrix_b fragments <- shared   (wmma_load)
             fm x fn mma_sync                          (wmma_sync)
         accumulators -> C                             (wmma_store)
@@ -20,7 +20,10 @@ loops, the fragments are then the warp's registers)::
 The fetches are split over ``threadIdx.y`` (the warps) and ``threadIdx.x`` (32 lanes),
 each thread copying ``vec`` contiguous halves (one 16-byte move for 8); the shared
 rows are padded (``storage_align``) against bank conflicts of the fragment loads;
-ThreadSync adds the barriers. The plan
+ThreadSync adds the barriers. ``k_0`` is software-pipelined (TVM's
+``software_pipeline_stage``/``order`` annotations, :data:`PIPELINE_STAGES`): step k's
+fetches (``cp.async`` groups on sm_80+) overlap step k - 1's compute, the shared
+panels double-buffered. The plan
 needs the extents to be multiples of the tiles (no partial fragments) and an arch
 with tensor cores (sm_70 or later; an unknown arch is the backend's default, sm_90).
 """
@@ -43,6 +46,10 @@ TILINGS = (
 #: start in different banks (16-byte aligned, as ldm must be for half)
 PAD_FACTOR, PAD_OFFSET = 32, 8
 K_FRAGS = (2, 1)
+#: the k_0 loop's software pipeline: the fetches of step k (stage 0, asynchronous
+#: where the arch has cp.async) overlap the fragment loads and mma of step k - 1
+#: (stage 1); the shared panels are double-buffered
+PIPELINE_STAGES, PIPELINE_ORDER, PIPELINE_VERSIONS = (0, 0, 1), (0, 1, 2), 2
 VECTORS = (8, 4, 2, 1)
 OUT_DTYPES = ("float32", "float16")
 
@@ -116,7 +123,7 @@ def wmma_plans(info, limits) -> list:
         if ei % rows or ej % cols or warps[0] * warps[1] * 32 > limits.max_threads_per_block:
             continue
         for k_frags in K_FRAGS:
-            shared = 2 * FRAG * k_frags * (rows + cols)
+            shared = 2 * FRAG * k_frags * (rows + cols) * PIPELINE_VERSIONS
             if ek % (FRAG * k_frags) or shared > limits.max_shared_memory_per_block:
                 continue
             for family in families(limits):
@@ -209,6 +216,9 @@ def apply_wmma(sch, block, plan: WmmaPlan) -> None:
         sch.storage_align(fetch, 0, axis=-2, factor=PAD_FACTOR, offset=PAD_OFFSET)
         _cooperative_fetch(sch, fetch, plan, panel)
     _tile_2d(sch, accumulator, store)
+    sch.annotate(k0, "software_pipeline_stage", list(PIPELINE_STAGES))
+    sch.annotate(k0, "software_pipeline_order", list(PIPELINE_ORDER))
+    sch.annotate(k0, "software_pipeline_async_stages", [0])
     init = sch.decompose_reduction(block, k0)
     sch.tensorize(sch.get_loops(init)[-2], fill)
     sch.tensorize(ii, sync)
