@@ -186,10 +186,11 @@ def _versions(stmts, stages, orders, alloc, accesses) -> dict:
             for r, read in enumerate(accesses):
                 if r == w or key not in read.reads:
                     continue
-                if stages[r] < stages[w]:
+                if (stages[r], orders[r]) < (stages[w], orders[w]):
                     raise BuildError(
-                        f"software pipeline: {buffer.name} is read in stage {stages[r]} "
-                        f"before the stage that writes it ({stages[w]})"
+                        f"software pipeline: {buffer.name} is read (stage {stages[r]}, "
+                        f"order {orders[r]}) before it is written (stage {stages[w]}, "
+                        f"order {orders[w]}): the reader would see another iteration's data"
                     )
                 count = max(count, stages[r] - stages[w] + (orders[w] < orders[r]))
         versions[key] = count
