@@ -26,12 +26,11 @@ from test_cuda_tensor_core import (
     run_reference,
     tensorize_by_hand,
 )
+from tilelang.backends.cuda import mma
 
 import tilelang
 from tilelang.schedule.rules.gpu import default_gpu_schedule
 from tilelang.schedule.tensor_intrin import TensorIntrin
-
-from tilelang.backends.cuda import mma
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 TARGET = "cuda -arch=sm_80"

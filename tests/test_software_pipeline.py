@@ -138,6 +138,29 @@ def test_invalid_annotations_are_build_errors(stages, orders, async_stages, mess
         tilelang.lower(mod)
 
 
+def test_a_buffer_the_body_does_not_allocate_stays_in_one_stage():
+    """A parameter written by one stage and read by the next is refused (conservatively:
+    only the body's own buffers get a version per iteration)."""
+    mod = tilelang.parse("""
+@T.prim_func
+def f(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32"),
+      C: T.Buffer((4, 8), "float32")):
+    T.func_attr({"global_symbol": "f", "tir.noalias": True})
+    for i in T.serial(4, annotations={"software_pipeline_stage": [0, 1],
+                                      "software_pipeline_order": [0, 1]}):
+        for j in range(8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+""")
+    with pytest.raises(BuildError, match="does not allocate"):
+        tilelang.lower(mod)
+
+
 def test_a_symbolic_extent_is_a_build_error():
     mod = pipelined(4, (0, 1, 2), (0, 1, 2), extent_text="n")
     with pytest.raises(BuildError, match="extent must be a constant"):

@@ -22,10 +22,9 @@ from tilelang.backends.c.c_printer import CLikePrinter
 from tilelang.backends.c.codegen_c import _helper
 from tilelang.backends.c.literals import c_comment, c_float_literal, half_value
 from tilelang.backends.c.names import ScopedNames, sanitize
-from tilelang.backends.cuda import async_copy
+from tilelang.backends.cuda import async_copy, mma
 from tilelang.backends.cuda.split import DeviceFunction, Kernel, split_host_device
 from tilelang.backends.cuda.vectorize import VectorPrinter, vector_buffers
-from tilelang.backends.cuda import mma
 from tilelang.backends.cuda.wmma import fragment_declaration, print_fragment_call
 from tilelang.backends.cuda.wrapping import WrappingIntegers
 

@@ -133,8 +133,8 @@ def print_call(printer, op: E.Call, scopes: dict) -> str:
     row, col = ldmatrix_row(kind, col_major)
     printer.mma_helpers.add("ldmatrix")
     trans = "_trans" if ldmatrix_trans(kind, col_major) else ""
-    lane = "(int)tl_lane()"
-    address = f"({pointer}) + {row.replace('lane', lane)} * ({stride}) + {col.replace('lane', lane)}"
+    row, col = (text.replace("lane", "(int)tl_lane()") for text in (row, col))
+    address = f"({pointer}) + {row} * ({stride}) + {col}"
     return f"tl_ldmatrix_x4{trans}({frag}, {address})"
 
 

@@ -29,9 +29,7 @@ _OUT = {"float32": "f32", "float16": "f16"}
 
 def mma_fill(dtype: str = "float32") -> str:
     """``mma_fill_16x16_{f32|f16}``: a 16x16 accumulator tile set to zero."""
-    return cuda_wmma.wmma_fill(
-        dtype=dtype, family="mma", name=f"mma_fill_16x16_{_OUT[dtype]}"
-    )
+    return cuda_wmma.wmma_fill(dtype=dtype, family="mma", name=f"mma_fill_16x16_{_OUT[dtype]}")
 
 
 def mma_ldmatrix(operand: str = "a", trans: bool = False, scope: str = "shared") -> str:

@@ -197,6 +197,25 @@ def _versions(stmts, stages, orders, alloc, accesses) -> dict:
     return versions
 
 
+def _check_carried(loop, stmts, stages, orders, alloc, accesses) -> None:
+    """Only buffers the body allocates (multi-versioned per iteration) may pass data
+    between statements of different stages, or be reordered within a stage: another
+    buffer's accesses across iterations would change order without a version each."""
+    local = {id(b.data) for b in alloc}
+    for w, write in enumerate(accesses):
+        for r, other in enumerate(accesses):
+            shared = write.writes & (other.reads | other.writes) - local
+            if r == w or not shared:
+                continue
+            if stages[r] != stages[w] or (orders[r] < orders[w]) != (r < w):
+                raise BuildError(
+                    f"software pipeline on loop {loop.loop_var.name}: statements {w} and {r} "
+                    "both touch a buffer the loop body does not allocate (one writes it) "
+                    "but are in different stages or swapped in the order; only the body's "
+                    "own buffers can carry data between stages"
+                )
+
+
 def _wait_counts(stages, orders, accesses, async_stages) -> dict:
     """``{statement: {async stage: groups that may still be in flight}}``."""
     waits: dict = {}
@@ -227,6 +246,11 @@ def pipeline_loop(loop: S.For) -> S.Stmt:
             f"software pipeline on loop {loop.loop_var.name}: at most one asynchronous "
             f"stage, not {sorted(async_stages)}"
         )
+    if loop.kind is not S.ForKind.SERIAL:
+        raise BuildError(
+            f"software pipeline on loop {loop.loop_var.name}: the loop must be serial, "
+            f"not {loop.kind.name.lower()}"
+        )
     extent = const_int_value(loop.extent)
     if extent is None:
         raise BuildError(
@@ -234,6 +258,7 @@ def pipeline_loop(loop: S.For) -> S.Stmt:
         )
     accesses = [_accesses(s) for s in stmts]
     versions = _versions(stmts, stages, orders, alloc, accesses)
+    _check_carried(loop, stmts, stages, orders, alloc, accesses)
     var, lo = loop.loop_var, loop.min
     versioned = {
         id(b.data): (b, _multi_version(b, versions[id(b.data)]))
@@ -279,9 +304,10 @@ def pipeline_loop(loop: S.For) -> S.Stmt:
         annotations = {
             k: v for k, v in loop.annotations.items() if k not in (STAGE, ORDER, ASYNC_STAGES)
         }
+        steady_extent = E.IntImm(var.dtype, extent - max_stage)
         result.append(attrs.evolve(
-            loop, loop_var=steady, min=lo + max_stage, extent=E.IntImm(var.dtype, extent - max_stage),
-            body=body, annotations=annotations,
+            loop, loop_var=steady, min=lo + max_stage, extent=steady_extent, body=body,
+            annotations=annotations,
         ))  # fmt: skip
     for t in range(max(extent, max_stage), extent + max_stage):
         result += iteration(t)
