@@ -140,7 +140,7 @@ def print_call(printer, op: E.Call, scopes: dict) -> str:
 
 _LANE = """static __device__ __forceinline__ unsigned tl_lane() {
   unsigned lane;
-  asm volatile("mov.u32 %0, %%laneid;\\n" : "=r"(lane));
+  asm("mov.u32 %0, %%laneid;\\n" : "=r"(lane));  // constant per thread: may be reused
   return lane;
 }"""
 
