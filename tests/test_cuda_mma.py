@@ -288,6 +288,9 @@ def test_mma_sync_matmul_on_the_gpu():
         (hgemm(1024, 1024, 1024), False, "float32"),
         (hgemm(512, 256, 128, b_trans=True), True, "float32"),
         (hgemm(256, 256, 128, out="float16"), False, "float16"),
+        # k loops of 1 and 3 steps: shorter than / just past the two-stage pipeline
+        (hgemm(64, 64, 16), False, "float32"),
+        (hgemm(128, 64, 48), False, "float32"),
     ]
     for mod, b_trans, out in cases:
         lib = tilelang.build(mod, "cuda")  # the default arch, as the other GPU tests
