@@ -182,6 +182,7 @@ def test_default_half_matmul_builds_with_ldmatrix_and_mma_sync(arch):
     assert (stores, loads) == (0, 0) and registers * kernel.threads <= REGISTERS_PER_SM
     # the fragment arrays live in registers (indexed by unrolled loops), not on a stack
     from tilelang.backends.cuda import compile_cuda, nvcc_flags
+
     from tilelang.target import Target
 
     flags = [*nvcc_flags(Target(f"cuda -arch={arch}")), "-Xptxas", "-v"]
