@@ -27,6 +27,9 @@ from tilelang.target import Target
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 TARGET = "cuda -arch=sm_80"
+#: the default rules choose WMMA where the arch has no mma.sync m16n8k16 (sm_70, sm_75);
+#: on sm_80 and later they choose ldmatrix + mma.sync (tests/test_cuda_mma.py)
+WMMA_TARGET = "cuda -arch=sm_75"
 REGISTERS_PER_SM = 65536
 
 
@@ -57,8 +60,18 @@ def hgemm(A: T.Buffer(({m}, {k}), "float16"), B: T.Buffer({b_shape}, "float16"),
 """)
 
 
-def tensorize_by_hand(mod, warps=(2, 2), frags=(2, 2), k_frags=2):
-    """The WMMA schedule written out primitive by primitive, as a user would."""
+WMMA_NAMES = {
+    "scopes": ("wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator"),
+    "load_a": "wmma_load_16x16x16_f16_a_shared", "load_b": "wmma_load_16x16x16_f16_b_shared",
+    "store": "wmma_store_16x16x16_f32_global", "fill": "wmma_fill_16x16x16_f32",
+    "sync": "wmma_sync_16x16x16_f16f16f32",
+}  # fmt: skip
+
+
+def tensorize_by_hand(mod, warps=(2, 2), frags=(2, 2), k_frags=2, names=WMMA_NAMES):
+    """The WMMA schedule written out primitive by primitive, as a user would (another
+    family's scopes and intrinsic names with ``names``)."""
+    scope_a, scope_b, scope_acc = names["scopes"]
     sch = tir.Schedule(mod)
     block = sch.get_block("C")
     i, j, k = sch.get_loops(block)
@@ -73,14 +86,13 @@ def tensorize_by_hand(mod, warps=(2, 2), frags=(2, 2), k_frags=2):
     sch.bind(j0, "blockIdx.x")
     warp = sch.fuse(i1, j1)
     sch.bind(warp, "threadIdx.y")
-    acc = sch.cache_write(block, 0, "wmma.accumulator")
+    acc = sch.cache_write(block, 0, scope_acc)
     sch.reverse_compute_at(acc, warp)
     a_shared = sch.cache_read(block, 0, "shared")
-    a_frag = sch.cache_read(block, 0, "wmma.matrix_a")
+    a_frag = sch.cache_read(block, 0, scope_a)
     b_shared = sch.cache_read(block, 1, "shared")
-    b_frag = sch.cache_read(block, 1, "wmma.matrix_b")
-    for frag, intrin in ((a_frag, "wmma_load_16x16x16_f16_a_shared"),
-                         (b_frag, "wmma_load_16x16x16_f16_b_shared")):  # fmt: skip
+    b_frag = sch.cache_read(block, 1, scope_b)
+    for frag, intrin in ((a_frag, names["load_a"]), (b_frag, names["load_b"])):
         sch.compute_at(frag, k1)
         r, c = sch.get_loops(frag)[-2:]
         r0, r1 = sch.split(r, [None, 16])
@@ -98,10 +110,10 @@ def tensorize_by_hand(mod, warps=(2, 2), frags=(2, 2), k_frags=2):
     r0, r1 = sch.split(r, [None, 16])
     c0, c1 = sch.split(c, [None, 16])
     sch.reorder(r0, c0, r1, c1)
-    sch.tensorize(r1, "wmma_store_16x16x16_f32_global")
+    sch.tensorize(r1, names["store"])
     init = sch.decompose_reduction(block, k0)
-    sch.tensorize(sch.get_loops(init)[-2], "wmma_fill_16x16x16_f32")
-    sch.tensorize(ii, "wmma_sync_16x16x16_f16f16f32")
+    sch.tensorize(sch.get_loops(init)[-2], names["fill"])
+    sch.tensorize(ii, names["sync"])
     return sch
 
 
@@ -259,7 +271,7 @@ def test_a_fragment_no_intrinsic_uses_is_a_build_error():
 
 @pytest.mark.parametrize("shape", [(128, 64, 48), (64, 32, 16), (16, 16, 16)])
 def test_default_rules_tensorize_half_matmuls(shape):
-    sch = default_gpu_schedule(hgemm(*shape), TARGET)
+    sch = default_gpu_schedule(hgemm(*shape), WMMA_TARGET)
     assert "wmma_sync_16x16x16_f16f16f32" in str(sch.trace)
     got, want = run_reference(sch.mod, *shape)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
@@ -268,13 +280,13 @@ def test_default_rules_tensorize_half_matmuls(shape):
 @needs_nvcc
 def test_half_accumulation_uses_half_fragments():
     mod = hgemm(64, 64, 32, out="float16")
-    sch = default_gpu_schedule(mod, TARGET)
+    sch = default_gpu_schedule(mod, WMMA_TARGET)
     for name in ("wmma_fill_16x16x16_f16", "wmma_sync_16x16x16_f16f16f16",
                  "wmma_store_16x16x16_f16_global"):  # fmt: skip
         assert name in str(sch.trace)
     got, want = run_reference(sch.mod, 64, 64, 32, out="float16")
     np.testing.assert_allclose(got.astype("float32"), want, rtol=1e-2, atol=5e-2)
-    report, ptx = ptxas(tilelang.build(mod, TARGET).get_source())
+    report, ptx = ptxas(tilelang.build(mod, WMMA_TARGET).get_source(), "sm_75")
     assert "wmma.mma.sync.aligned.row.row.m16n16k16.f16.f16" in ptx
     assert [spills for _, *spills in report.values()] == [[0, 0]]
 
@@ -284,16 +296,16 @@ def test_a_transposed_b_loads_column_major_fragments():
     """``A @ B.T`` (a linear layer): B's tiles are loaded into col_major fragments and
     multiplied by the _trans mma intrinsic."""
     mod = hgemm(128, 64, 64, b_trans=True)
-    sch = default_gpu_schedule(mod, TARGET)
+    sch = default_gpu_schedule(mod, WMMA_TARGET)
     trace = str(sch.trace)
     assert "wmma_load_16x16x16_f16_b_trans_shared" in trace
     assert "wmma_sync_16x16x16_f16f16f32_trans" in trace
     got, want = run_reference(sch.mod, 128, 64, 64, b_trans=True)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
-    lib = tilelang.build(mod, TARGET)
+    lib = tilelang.build(mod, WMMA_TARGET)
     source = lib.get_source()
     assert "nvcuda::wmma::col_major> B_shared_wmma_matrix_b[" in source
-    report, ptx = ptxas(source)
+    report, ptx = ptxas(source, "sm_75")
     assert "wmma.load.b.sync.aligned.col.m16n16k16.shared.f16" in ptx
     assert "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32" in ptx
     assert [spills for _, *spills in report.values()] == [[0, 0]]
@@ -306,21 +318,22 @@ def test_default_rules_keep_simt_tiling_where_tensor_cores_do_not_apply():
     ]
     for mod, target in cases:
         trace = str(default_gpu_schedule(mod, target).trace)
-        assert "wmma" not in trace and "threadIdx.x" in trace
+        assert "wmma" not in trace and "mma_" not in trace and "threadIdx.x" in trace
 
 
 @needs_nvcc
 def test_default_half_matmul_builds_with_tensor_cores():
-    lib = tilelang.build(hgemm(1024, 1024, 1024), TARGET)
+    lib = tilelang.build(hgemm(1024, 1024, 1024), WMMA_TARGET)
     source = lib.get_source()
     assert lib.backend_module.compile_log == ""
     assert "nvcuda::wmma::mma_sync" in source
     (kernel,) = lib.backend_module.source.functions["hgemm"].kernels
     assert kernel.block == (32, 8, 1)  # 8 warps, a 128 x 128 tile of C per block
-    assert "__shared__ __align__(16) half A_shared[5112];" in source  # rows padded to 40
-    report, ptx = ptxas(source)
+    # rows padded to 40, two versions (the k loop is software-pipelined): 5120 + 5112
+    assert "__shared__ __align__(16) half A_shared[10232];" in source
+    report, ptx = ptxas(source, "sm_75")
     assert "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32" in ptx
-    assert "cp.async.cg.shared.global" in ptx  # 8 halves per copy, straight to shared
+    assert "cp.async" not in ptx  # sm_75 has no asynchronous copies
     ((registers, stores, loads),) = report.values()
     assert (stores, loads) == (0, 0) and registers * kernel.threads <= REGISTERS_PER_SM
 
@@ -333,7 +346,7 @@ def test_the_cuda_space_samples_tensor_core_tilings():
     from tilelang.tune.space import apply_space
     from tilelang.tune.space_cuda import cuda_space
 
-    mod, space = hgemm(128, 128, 64), cuda_space(Target(TARGET))
+    mod, space = hgemm(128, 128, 64), cuda_space(Target(WMMA_TARGET))
     candidates = [apply_space(mod, space, seed) for seed in range(6)]
     tilings = set()
     for sch in candidates:
@@ -344,8 +357,8 @@ def test_the_cuda_space_samples_tensor_core_tilings():
     for sch in candidates[:2]:
         got, want = run_reference(sch.mod, 128, 128, 64)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
-    lib = tilelang.build(candidates[0].mod, TARGET, auto_schedule=False)
-    report, ptx = ptxas(lib.get_source())
+    lib = tilelang.build(candidates[0].mod, WMMA_TARGET, auto_schedule=False)
+    report, ptx = ptxas(lib.get_source(), "sm_75")
     assert "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32" in ptx
     assert [spills for _, *spills in report.values()] == [[0, 0]]
 

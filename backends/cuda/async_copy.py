@@ -12,15 +12,26 @@ A thread must wait for its own copies before the block's threads may read them: 
 kernel with such copies every barrier is preceded by ``cp.async.wait_all``. ThreadSync
 puts a barrier between every write of a shared buffer and any later read of it, so
 every read of an asynchronously filled buffer comes after the wait; the kernel also
-waits before it ends. The copies of one step are not overlapped with the compute of
-the previous one (no double buffering: there is no software pipeline yet).
+waits before it ends.
+
+A kernel with a software pipeline's asynchronous stage
+(:mod:`tilelang.transform.inject_software_pipeline`) manages the copies in groups
+instead: only the copies of its ``async_scope`` statements are ``cp.async``, each
+``async_commit_queue_scope`` ends with ``cp.async.commit_group`` and each
+``async_wait_queue_scope`` is ``cp.async.wait_group n`` (n: its
+``async_wait_inflight_count``), which the pipeline put before the statements that
+read the copies, followed by a barrier (ThreadSync, blind to the copies' delay, may
+see none needed there); other barriers no longer wait for every copy, so the next
+step's copies stay in flight while the current step computes (double buffering).
 """
 
 from __future__ import annotations
 
 import re
 
+from tilelang.errors import BuildError
 from tilelang.ir import stmt as S
+from tilelang.ir.convert import const_int_value
 from tilelang.ir.functor import post_order_visit
 
 #: bytes per copy -> cache operator (``.cg`` exists for 16-byte copies only)
@@ -66,6 +77,54 @@ def kernel_has_async_copies(body, enabled: bool) -> bool:
     return any(found)
 
 
+COMMIT = 'asm volatile("cp.async.commit_group;\\n" ::: "memory");'
+ASYNC_SCOPE, COMMIT_SCOPE = "async_scope", "async_commit_queue_scope"
+WAIT_SCOPE, INFLIGHT = "async_wait_queue_scope", "async_wait_inflight_count"
+
+
+def kernel_has_async_groups(body, enabled: bool) -> bool:
+    """Whether ``body`` holds a software pipeline's asynchronous stage (and the arch
+    has ``cp.async``): its copies then go in explicit groups."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, S.AttrStmt) and node.attr_key == COMMIT_SCOPE:
+            found.append(node)
+
+    if enabled:
+        post_order_visit(body, visit)
+    return bool(found)
+
+
+def print_async_attr(printer, op) -> bool:
+    """Prints a pipeline's ``async_*`` mark (True), or returns False for other
+    attributes. Without ``cp.async`` (an older arch) the copies are plain: the marks
+    print nothing and the barriers order them."""
+    groups = printer.async_groups
+    if op.attr_key == ASYNC_SCOPE:
+        saved = printer.async_kernel
+        printer.async_kernel = groups  # this statement's copies are asynchronous
+        printer.visit(op.body)
+        printer.async_kernel = saved
+        return True
+    if op.attr_key == COMMIT_SCOPE:
+        printer.visit(op.body)
+        if groups:
+            printer.emit(COMMIT)
+        return True
+    if op.attr_key == WAIT_SCOPE:
+        inner = op.body
+        if not (isinstance(inner, S.AttrStmt) and inner.attr_key == INFLIGHT):
+            raise BuildError(f"{WAIT_SCOPE} must hold an {INFLIGHT} attribute")
+        count = const_int_value(inner.value)
+        if groups:  # this thread's copies, then every thread's: a barrier
+            printer.emit(f'asm volatile("cp.async.wait_group {count};\\n" ::: "memory");')
+            printer.emit(f"{printer.barrier};")
+        printer.visit(inner.body)
+        return True
+    return False
+
+
 def helper(size: int) -> str:
     """The device function that issues one ``size``-byte ``cp.async``."""
     return (
@@ -78,4 +137,7 @@ def helper(size: int) -> str:
     )
 
 
-__all__ = ["arch_has_async_copy", "is_async_copy", "kernel_has_async_copies", "helper", "WAIT"]
+__all__ = [
+    "arch_has_async_copy", "is_async_copy", "kernel_has_async_copies", "helper", "WAIT",
+    "COMMIT", "kernel_has_async_groups", "print_async_attr",
+]  # fmt: skip

@@ -22,13 +22,18 @@ from tilelang.backends.c.c_printer import CLikePrinter
 from tilelang.backends.c.codegen_c import _helper
 from tilelang.backends.c.literals import c_comment, c_float_literal, half_value
 from tilelang.backends.c.names import ScopedNames, sanitize
-from tilelang.backends.cuda import async_copy
+from tilelang.backends.cuda import async_copy, mma
 from tilelang.backends.cuda.split import DeviceFunction, Kernel, split_host_device
 from tilelang.backends.cuda.vectorize import VectorPrinter, vector_buffers
 from tilelang.backends.cuda.wmma import fragment_declaration, print_fragment_call
 from tilelang.backends.cuda.wrapping import WrappingIntegers
 
-from tilelang.analysis.fragments import FRAGMENT_ARGS, FRAGMENT_KINDS, collect_fragments
+from tilelang.analysis.fragments import (
+    FRAGMENT_ARGS,
+    FRAGMENT_KINDS,
+    collect_fragments,
+    fragment_family,
+)
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
@@ -77,9 +82,14 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
         self.shared_bytes = 0
         self.fragments: dict = {}  # id(data var) -> wmma.Fragment (set per kernel)
         self.fragment_kinds: dict = {}  # id(data var) -> "matrix_a" / ... (allocated)
+        self.fragment_dtypes: dict = {}  # id(data var) -> dtype (allocated fragments)
+        self.mma_fragments: set = set()  # ids of m16n8k16.* register arrays
+        self.mma_helpers: set = set()  # the mma.sync helpers the kernel's calls use
+        self.allocation_scopes: dict = {}  # id(data var) -> scope (kernel allocations)
         self.init_vectors()
         self.vector_buffers: set = set()  # ids of data vars accessed as vectors (per kernel)
         self.async_copy = False  # the arch has cp.async (set by generate_cuda)
+        self.async_groups = False  # a pipeline's explicit cp.async groups (per kernel)
 
     def type_name(self, dtype) -> str:
         name = super().type_name(dtype)
@@ -94,9 +104,16 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
         super().visit_for(op)
 
     def visit_evaluate(self, op: S.Evaluate) -> None:
-        if self.async_kernel and isinstance(op.value, E.Call) and op.value.op == SYNC_OP:
-            self.emit(async_copy.WAIT)  # this thread's cp.async copies have landed
+        if isinstance(op.value, E.Call) and op.value.op == SYNC_OP:
+            if self.async_groups and self.lines and self.lines[-1].strip() == f"{self.barrier};":
+                return  # a pipeline's wait just ended with this barrier
+            if self.async_kernel and not self.async_groups:
+                self.emit(async_copy.WAIT)  # this thread's cp.async copies have landed
         super().visit_evaluate(op)
+
+    def visit_attr_stmt(self, op: S.AttrStmt) -> None:
+        if not async_copy.print_async_attr(self, op):
+            super().visit_attr_stmt(op)
 
     def visit_buffer_load(self, op: E.BufferLoad) -> str:
         lane = self.lane_load(op)
@@ -113,6 +130,7 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
 
     def visit_allocate(self, op: S.Allocate) -> None:
         count = self._product(op.extents)
+        self.allocation_scopes[id(op.buffer_var)] = op.scope
         if op.scope in FRAGMENT_KINDS:
             self._allocate_fragments(op, count)
             return
@@ -139,6 +157,14 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
     def _allocate_fragments(self, op: S.Allocate, count) -> None:
         """A ``wmma.*`` buffer: an array of fragments, one per tile (:mod:`.wmma`)."""
         fragment = self.fragments.get(id(op.buffer_var))
+        self.fragment_dtypes[id(op.buffer_var)] = op.dtype
+        if fragment_family(op.scope) == "mma":  # per-lane registers (:mod:`.mma`)
+            declaration = mma.declaration(self, op, fragment, count)
+            self.mma_fragments.add(id(op.buffer_var))
+            self.fragment_kinds[id(op.buffer_var)] = FRAGMENT_KINDS[op.scope]
+            self.emit(declaration.format(name=self.names.define(op.buffer_var)) + ";")
+            self.visit(op.body)
+            return
         kind = fragment_declaration(self, op, fragment, count)
         kind_name = FRAGMENT_KINDS[op.scope]
         self.uses_wmma = True
@@ -170,8 +196,13 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
                 if self.fragment_kind(var) is None:
                     raise BuildError(
                         f"T.{op.op}: {getattr(var, 'name', var)} is not a buffer in a "
-                        "wmma.* scope allocated in this kernel"
+                        "fragment scope allocated in this kernel"
                     )
+            families = {id(op.args[p]) in self.mma_fragments for p in FRAGMENT_ARGS[op.op]}
+            if families == {True}:
+                return mma.print_call(self, op, self.allocation_scopes)
+            if len(families) > 1:
+                raise BuildError(f"T.{op.op} mixes wmma fragments and mma.sync registers")
             return print_fragment_call(self, op)
         if op.op == "isnan" and op.args[0].dtype.element_of().bits == 16:
             return f"__hisnan({self.expr(op.args[0])})"
@@ -222,6 +253,7 @@ def generate_cuda(mod, target) -> CudaSource:
         raise BuildError("the module has no PrimFunc to compile")
     verify_lowered(mod, "cuda")
     device_functions, bodies, helpers, uses_half, uses_wmma = {}, [], set(), False, False
+    mma_helpers: set = set()
     has_async = async_copy.arch_has_async_copy(target)
     async_sizes: set = set()
     used_symbols: set = set()
@@ -245,6 +277,7 @@ def generate_cuda(mod, target) -> CudaSource:
             for key, size in printer.aligned.items():
                 needed[key] = max(needed.get(key, 1), size)
             uses_wmma |= printer.uses_wmma
+            mma_helpers |= printer.mma_helpers
             async_sizes |= printer.async_sizes
     parts = [
         c_comment(f"Generated by tilelang for target: {target}"),
@@ -252,6 +285,8 @@ def generate_cuda(mod, target) -> CudaSource:
     ]
     helper_text = [_device_helper(h) for h in sorted(helpers)]
     helper_text += [async_copy.helper(size) for size in sorted(async_sizes)]
+    helper_text += mma.helpers(mma_helpers)
+    uses_half |= bool(mma_helpers)
     if helper_text:
         parts.append("\n\n".join(helper_text))
     parts.extend(bodies)
@@ -301,10 +336,19 @@ def print_kernel(printer: CUDAPrinter, func: PrimFunc, kernel: Kernel, workspace
     )
     printer.enter(header)
     printer.fragments = collect_fragments(kernel.body)
-    printer.vector_buffers = vector_buffers(kernel.body)
-    printer.async_kernel = async_copy.kernel_has_async_copies(kernel.body, printer.async_copy)
+    printer.vector_buffers = vector_buffers(kernel.body) | mma.matrix_sources(kernel.body)
+    printer.async_groups = async_copy.kernel_has_async_groups(kernel.body, printer.async_copy)
+    # with groups, only the pipeline's async statements copy asynchronously
+    printer.async_kernel = not printer.async_groups and async_copy.kernel_has_async_copies(
+        kernel.body, printer.async_copy
+    )
     printer.visit(kernel.body)
-    if printer.async_kernel:
+    if printer.fragment_kinds and kernel.block[0] != 32:
+        raise BuildError(
+            f"kernel {kernel.name} uses tensor-core fragments, which are warp-wide: it needs "
+            f"threadIdx.x of extent 32 (one warp per threadIdx.y, .z), not {kernel.block[0]}"
+        )
+    if printer.async_kernel or printer.async_groups:
         printer.emit(async_copy.WAIT)  # no copy outlives the kernel
     printer.level -= 1
     printer.emit("}")

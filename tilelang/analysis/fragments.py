@@ -1,6 +1,8 @@
-"""Tensor-core fragments: the tile shape and layout of each ``wmma.*`` buffer.
+"""Tensor-core fragments: the tile shape and layout of each fragment buffer.
 
-A buffer in scope ``wmma.matrix_a``, ``wmma.matrix_b`` or ``wmma.accumulator`` holds
+A buffer in scope ``wmma.matrix_a``, ``wmma.matrix_b`` or ``wmma.accumulator`` (WMMA
+fragments) or ``m16n8k16.matrixA``, ``m16n8k16.matrixB``, ``m16n8k16.matrixC`` (the
+per-thread registers of ``ldmatrix`` and ``mma.sync``, 16x16 tiles only) holds
 ``m x k``, ``k x n`` or ``m x n`` tiles; which ``(m, n, k)``, and for the operands
 which memory layout, is said by the intrinsics that use it
 (``T.tvm_fill_fragment``/``T.tvm_load_matrix_sync``/``T.tvm_store_matrix_sync``
@@ -21,7 +23,17 @@ FRAGMENT_KINDS = {
     "wmma.matrix_a": "matrix_a",
     "wmma.matrix_b": "matrix_b",
     "wmma.accumulator": "accumulator",
+    "m16n8k16.matrixA": "matrix_a",
+    "m16n8k16.matrixB": "matrix_b",
+    "m16n8k16.matrixC": "accumulator",
 }
+#: the scopes of each family: WMMA's fragment objects, mma.sync's registers
+FAMILY_SCOPES = {
+    "wmma": ("wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator"),
+    "mma": ("m16n8k16.matrixA", "m16n8k16.matrixB", "m16n8k16.matrixC"),
+}
+#: the only tile shape of the mma family: two m16n8k16 instructions per 16x16x16
+MMA_SHAPE = (16, 16, 16)
 #: the intrinsics and the positions of their fragment (data variable) arguments
 FRAGMENT_ARGS = {
     "tvm_fill_fragment": (0,),
@@ -34,6 +46,11 @@ LAYOUTS = ("row_major", "col_major")
 
 def is_fragment_scope(scope: str) -> bool:
     return scope in FRAGMENT_KINDS
+
+
+def fragment_family(scope: str) -> str | None:
+    """``"wmma"`` or ``"mma"`` for a fragment scope, None for any other."""
+    return next((f for f, scopes in FAMILY_SCOPES.items() if scope in scopes), None)
 
 
 @attrs.frozen
@@ -101,5 +118,5 @@ def collect_fragments(body) -> dict:
 
 __all__ = [
     "Fragment", "collect_fragments", "is_fragment_scope", "FRAGMENT_KINDS", "FRAGMENT_ARGS",
-    "LAYOUTS",
+    "LAYOUTS", "FAMILY_SCOPES", "MMA_SHAPE", "fragment_family",
 ]  # fmt: skip

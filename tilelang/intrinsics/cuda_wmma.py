@@ -29,6 +29,7 @@ registered when this module is imported.
 
 from __future__ import annotations
 
+from tilelang.analysis.fragments import FAMILY_SCOPES, MMA_SHAPE
 from tilelang.intrinsics.common import register_text
 
 #: the fragment shapes WMMA offers for half inputs
@@ -80,7 +81,11 @@ def _whole(buf, rows, cols) -> str:
     return f"{buf}[0:{rows}, 0:{cols}]"
 
 
-def _check(m, n, k, dtype="float16"):
+def _check(m, n, k, dtype="float16", family="wmma"):
+    if family not in FAMILY_SCOPES:
+        raise ValueError(f"the fragment family is one of {tuple(FAMILY_SCOPES)}")
+    if family == "mma" and (m, n, k) != MMA_SHAPE:
+        raise ValueError(f"mma fragments are 16x16x16 tiles, not {m}x{n}x{k}")
     if (m, n, k) not in F16_SHAPES or dtype != "float16":
         raise ValueError(
             f"WMMA has no {m}x{n}x{k} fragment for {dtype} inputs "
@@ -88,20 +93,24 @@ def _check(m, n, k, dtype="float16"):
         )
 
 
-def wmma_fill(m: int = 16, n: int = 16, k: int = 16, dtype: str = "float32") -> str:
-    """The name of the intrinsic that zeroes an ``m x n`` accumulator tile."""
-    _check(m, n, k)
-    name = f"wmma_fill_{m}x{n}x{k}_{OUT_DTYPES[dtype]}"
+def wmma_fill(
+    m: int = 16, n: int = 16, k: int = 16, dtype: str = "float32", *, family="wmma", name=None
+) -> str:
+    """The name of the intrinsic that zeroes an ``m x n`` accumulator tile (``family``
+    ``"mma"``: the registers of :mod:`.cuda_mma`, registered as ``name``)."""
+    _check(m, n, k, family=family)
+    acc = FAMILY_SCOPES[family][2]
+    name = name or f"wmma_fill_{m}x{n}x{k}_{OUT_DTYPES[dtype]}"
     zero = f'T.Cast("{dtype}", T.float32(0))' if dtype != "float32" else "T.float32(0)"
     c = _whole("C", m, n)
     desc = _func(
-        "wmma_fill_desc", ["c"], [_buffer("C", "c", (m, n), dtype, "wmma.accumulator")],
+        "wmma_fill_desc", ["c"], [_buffer("C", "c", (m, n), dtype, acc)],
         "", c, _grid(m, n, "init", f"C[vi, vj] = {zero}", "", "C[vi, vj]"),
     )  # fmt: skip
     index = fragment_index("oc", "ldc", m, n)
     impl = _func(
         "wmma_fill_impl", ["c"],
-        [_buffer("C", "c", (m, n), dtype, "wmma.accumulator", "ldc", "oc")], "", c,
+        [_buffer("C", "c", (m, n), dtype, acc, "ldc", "oc")], "", c,
         f"        T.evaluate(T.tvm_fill_fragment(C.data, {m}, {n}, {k}, {index}, {zero}))\n",
         declared=("ldc", "oc"),
     )  # fmt: skip
@@ -115,20 +124,23 @@ def wmma_load(
     operand: str = "a",
     scope: str = "shared",
     trans: bool = False,
+    *,
+    family: str = "wmma",
+    name: str | None = None,
 ) -> str:
     """The name of the intrinsic that loads a row-major tile of a ``scope`` buffer into
     a ``matrix_a`` (``m x k``) or ``matrix_b`` (``k x n``) fragment of half values.
     With ``trans`` (operand ``b`` only) the tile is ``n x k``, B stored transposed as
     ``B[j, k]`` (a linear layer's weight): the fragment is loaded column-major."""
-    _check(m, n, k)
+    _check(m, n, k, family=family)
     if operand not in ("a", "b") or scope not in SCOPES or (trans and operand != "b"):
         raise ValueError(
             f"wmma_load: operand is 'a' or 'b' (trans: 'b' only) and scope one of {SCOPES}"
         )
     rows, cols = (m, k) if operand == "a" else ((n, k) if trans else (k, n))
     layout = "col_major" if trans else "row_major"
-    name = f"wmma_load_{m}x{n}x{k}_f16_{operand}{'_trans' if trans else ''}_{scope}"
-    frag_scope = f"wmma.matrix_{operand}"
+    name = name or f"wmma_load_{m}x{n}x{k}_f16_{operand}{'_trans' if trans else ''}_{scope}"
+    frag_scope = FAMILY_SCOPES[family][0 if operand == "a" else 1]
     shape = (rows, cols)
     reads, writes = _whole("A", rows, cols), _whole("F", rows, cols)
     desc = _func(
@@ -150,13 +162,21 @@ def wmma_load(
 
 
 def wmma_sync(
-    m: int = 16, n: int = 16, k: int = 16, out_dtype: str = "float32", trans: bool = False
+    m: int = 16,
+    n: int = 16,
+    k: int = 16,
+    out_dtype: str = "float32",
+    trans: bool = False,
+    *,
+    family: str = "wmma",
+    name: str | None = None,
 ) -> str:
     """The name of the intrinsic ``C[i, j] += A[i, k] * B[k, j]`` on fragments (half
     inputs, products and sums in ``out_dtype``); with ``trans``, ``B[j, k]`` (the
     ``matrix_b`` fragments of ``wmma_load(..., trans=True)``)."""
-    _check(m, n, k)
-    name = f"wmma_sync_{m}x{n}x{k}_f16f16{OUT_DTYPES[out_dtype]}{'_trans' if trans else ''}"
+    _check(m, n, k, family=family)
+    fa, fb, fc = FAMILY_SCOPES[family]
+    name = name or f"wmma_sync_{m}x{n}x{k}_f16f16{OUT_DTYPES[out_dtype]}{'_trans' if trans else ''}"
     b_shape = (n, k) if trans else (k, n)
     b_index = "B[vj, vk]" if trans else "B[vk, vj]"
 
@@ -164,14 +184,14 @@ def wmma_sync(
         return x if out_dtype == "float16" else f'T.Cast("{out_dtype}", {x})'
 
     buffers = [
-        _buffer("A", "a", (m, k), "float16", "wmma.matrix_a", "lda", "oa"),
-        _buffer("B", "b", b_shape, "float16", "wmma.matrix_b", "ldb", "ob"),
-        _buffer("C", "c", (m, n), out_dtype, "wmma.accumulator", "ldc", "oc"),
+        _buffer("A", "a", (m, k), "float16", fa, "lda", "oa"),
+        _buffer("B", "b", b_shape, "float16", fb, "ldb", "ob"),
+        _buffer("C", "c", (m, n), out_dtype, fc, "ldc", "oc"),
     ]
     plain = [_buffer(*args) for args in (
-        ("A", "a", (m, k), "float16", "wmma.matrix_a"),
-        ("B", "b", b_shape, "float16", "wmma.matrix_b"),
-        ("C", "c", (m, n), out_dtype, "wmma.accumulator"),
+        ("A", "a", (m, k), "float16", fa),
+        ("B", "b", b_shape, "float16", fb),
+        ("C", "c", (m, n), out_dtype, fc),
     )]  # fmt: skip
     reads = f"{_whole('C', m, n)}, {_whole('A', m, k)}, {_whole('B', *b_shape)}"
     update = (
@@ -196,24 +216,32 @@ def wmma_sync(
 
 
 def wmma_store(
-    m: int = 16, n: int = 16, k: int = 16, dtype: str = "float32", scope: str = "global"
+    m: int = 16,
+    n: int = 16,
+    k: int = 16,
+    dtype: str = "float32",
+    scope: str = "global",
+    *,
+    family: str = "wmma",
+    name: str | None = None,
 ) -> str:
     """The name of the intrinsic that stores an ``m x n`` accumulator tile into a
     row-major tile of a ``scope`` buffer."""
-    _check(m, n, k)
+    _check(m, n, k, family=family)
+    acc = FAMILY_SCOPES[family][2]
     if scope not in SCOPES:
         raise ValueError(f"wmma_store: scope is one of {SCOPES}")
-    name = f"wmma_store_{m}x{n}x{k}_{OUT_DTYPES[dtype]}_{scope}"
+    name = name or f"wmma_store_{m}x{n}x{k}_{OUT_DTYPES[dtype]}_{scope}"
     reads, writes = _whole("F", m, n), _whole("C", m, n)
     desc = _func(
         "wmma_store_desc", ["f", "c"],
-        [_buffer("F", "f", (m, n), dtype, "wmma.accumulator"), _buffer("C", "c", (m, n), dtype, scope)],
+        [_buffer("F", "f", (m, n), dtype, acc), _buffer("C", "c", (m, n), dtype, scope)],
         reads, writes, _grid(m, n, "store", "C[vi, vj] = F[vi, vj]", "F[vi, vj]", "C[vi, vj]"),
     )  # fmt: skip
     index = fragment_index("of", "ldf", m, n)
     impl = _func(
         "wmma_store_impl", ["f", "c"],
-        [_buffer("F", "f", (m, n), dtype, "wmma.accumulator", "ldf", "of"),
+        [_buffer("F", "f", (m, n), dtype, acc, "ldf", "of"),
          _buffer("C", "c", (m, n), dtype, scope, "ldc")],
         reads, writes,
         f"        T.evaluate(T.tvm_store_matrix_sync(F.data, {m}, {n}, {k}, {index}, "

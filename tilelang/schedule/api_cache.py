@@ -40,8 +40,8 @@ class CachePrimitives:
             The position of the buffer in the block's ``T.reads``, or its name.
         storage_scope : str
             The scope of the cache, e.g. ``"shared"``, ``"local"`` or ``"global.A_reg"``:
-            one of TVM's ranks (global, shared, warp, local, wmma, metal, texture) with
-            an optional ``.tag``.
+            one of TVM's ranks (global, shared, warp, local, wmma, metal, texture) or
+            ``m16n8k16`` (mma.sync register fragments) with an optional ``.tag``.
         consumer_blocks : list of BlockRV or str, optional
             The blocks that read the cache (the others keep reading the buffer); by
             default the blocks reading it on the same side of its writer as

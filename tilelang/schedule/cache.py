@@ -84,8 +84,10 @@ def _pick(primitive, realize, index, regions, kind):
     return regions[index].buffer
 
 
-#: storage scope ranks TVM knows (``StorageScope::Create``); a tag may follow a dot
-SCOPE_RANKS = ("global", "shared", "warp", "local", "wmma", "metal", "texture")
+#: storage scope ranks TVM knows (``StorageScope::Create``); a tag may follow a dot.
+#: ``m16n8k16`` is ours: the mma.sync register fragments (``m16n8k16.matrixA``...,
+#: :mod:`tilelang.intrinsics.cuda_mma`), as TVM's ``m16n8k8.matrixA`` are for m16n8k8
+SCOPE_RANKS = ("global", "shared", "warp", "local", "wmma", "m16n8k16", "metal", "texture")
 
 
 def _check_scope(primitive, subject, scope):

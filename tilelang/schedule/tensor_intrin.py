@@ -114,7 +114,11 @@ class TensorIntrin:
 
 
 #: modules whose import registers fixed intrinsics (portable, no CPU feature check)
-LIBRARY = ("tilelang.intrinsics.reference", "tilelang.intrinsics.cuda_wmma")
+LIBRARY = (
+    "tilelang.intrinsics.reference",
+    "tilelang.intrinsics.cuda_wmma",
+    "tilelang.intrinsics.cuda_mma",
+)
 
 
 def _load_library() -> None:

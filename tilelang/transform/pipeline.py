@@ -12,6 +12,7 @@ from tilelang.transform.bind_arguments import BindArguments
 from tilelang.transform.compact_buffer_allocation import CompactBufferAllocation
 from tilelang.transform.convert_blocks_to_opaque import ConvertBlocksToOpaque
 from tilelang.transform.flatten_buffer import FlattenBuffer
+from tilelang.transform.inject_software_pipeline import InjectSoftwarePipeline
 from tilelang.transform.instrument_bound_checkers import CONFIG as BOUNDS_CHECK_CONFIG
 from tilelang.transform.instrument_bound_checkers import InstrumentBoundCheckers
 from tilelang.transform.lower_init_block import LowerInitBlock
@@ -41,6 +42,7 @@ def phases() -> list[list]:
             ConvertBlocksToOpaque(),
             CompactBufferAllocation(),
             LowerMatchBuffer(),
+            InjectSoftwarePipeline(),  # software_pipeline_stage/order loops
             LowerOpaqueBlock(),
         ],
         # phase 2: flat memory; formula-defined intrinsics as arithmetic

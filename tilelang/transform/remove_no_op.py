@@ -63,7 +63,17 @@ class _RemoveNoOp(StmtExprMutator):
         new = self.generic_visit(op)
         return _NOOP if is_no_op(new.body) else new
 
-    visit_let_stmt = visit_allocate = visit_decl_buffer = visit_attr_stmt = _wrapper
+    visit_let_stmt = visit_allocate = visit_decl_buffer = _wrapper
+
+    def visit_attr_stmt(self, op):
+        # a software pipeline's commit / wait marks act with an empty body too
+        if op.attr_key in KEPT_ATTRS:
+            return self.generic_visit(op)
+        return self._wrapper(op)
+
+
+#: attributes that are not no-ops whatever their body (asynchronous copy groups)
+KEPT_ATTRS = ("async_commit_queue_scope", "async_wait_queue_scope", "async_wait_inflight_count")
 
 
 def RemoveNoOp():  # noqa: N802 - TVM's pass name

@@ -1,16 +1,18 @@
-"""Half-precision matmuls on tensor cores: the WMMA schedule of a matmul-like block.
+"""Half-precision matmuls on tensor cores: the tensor-core schedule of a matmul-like block.
 
 A block ``C[i, j] += float32(A[i, k]) * float32(B[k, j])`` over ``float16`` operands
 (or the same in ``float16`` throughout), A and C row-major, B row-major or transposed
 (``B[j, k]``, loaded into column-major fragments), is tiled for the WMMA intrinsics
-of :mod:`tilelang.intrinsics.cuda_wmma`::
+of :mod:`tilelang.intrinsics.cuda_wmma` or, on sm_80 and later, the ``ldmatrix`` +
+``mma.sync`` ones of :mod:`tilelang.intrinsics.cuda_mma` (the plan's ``family``; same
+loops, the fragments are then the warp's registers)::
 
     blockIdx.y, blockIdx.x     a (16 wm fm) x (16 wn fn) tile of C per thread block
       threadIdx.y              wm x wn warps, each (16 fm) x (16 fn) of the tile
         fill fm x fn accumulator fragments            (wmma_fill)
         for k_0:                                      16 kf columns of A per step
           A_shared, B_shared <- global                (all threads, vectorised)
-          for k_1 in range(kf):
+          for k_1 in range(kf):                       (pipelined: one step behind)
             fm matrix_a, fn matrix_b fragments <- shared   (wmma_load)
             fm x fn mma_sync                          (wmma_sync)
         accumulators -> C                             (wmma_store)
@@ -18,7 +20,10 @@ of :mod:`tilelang.intrinsics.cuda_wmma`::
 The fetches are split over ``threadIdx.y`` (the warps) and ``threadIdx.x`` (32 lanes),
 each thread copying ``vec`` contiguous halves (one 16-byte move for 8); the shared
 rows are padded (``storage_align``) against bank conflicts of the fragment loads;
-ThreadSync adds the barriers. The plan
+ThreadSync adds the barriers. ``k_0`` is software-pipelined (TVM's
+``software_pipeline_stage``/``order`` annotations, :data:`PIPELINE_STAGES`): step k's
+fetches (``cp.async`` groups on sm_80+) overlap step k - 1's compute, the shared
+panels double-buffered. The plan
 needs the extents to be multiples of the tiles (no partial fragments) and an arch
 with tensor cores (sm_70 or later; an unknown arch is the backend's default, sm_90).
 """
@@ -27,7 +32,8 @@ from __future__ import annotations
 
 import attrs
 
-from tilelang.intrinsics import cuda_wmma
+from tilelang.analysis.fragments import FAMILY_SCOPES
+from tilelang.intrinsics import cuda_mma, cuda_wmma
 from tilelang.schedule.rules.gpu.matmul import matmul_axes
 
 FRAG = 16
@@ -40,6 +46,10 @@ TILINGS = (
 #: start in different banks (16-byte aligned, as ldm must be for half)
 PAD_FACTOR, PAD_OFFSET = 32, 8
 K_FRAGS = (2, 1)
+#: the k_0 loop's software pipeline: the fetches of step k (stage 0, asynchronous
+#: where the arch has cp.async) overlap the fragment loads and mma of step k - 1
+#: (stage 1); the shared panels are double-buffered
+PIPELINE_STAGES, PIPELINE_ORDER, PIPELINE_VERSIONS = (0, 0, 1), (0, 1, 2), 2
 VECTORS = (8, 4, 2, 1)
 OUT_DTYPES = ("float32", "float16")
 
@@ -58,6 +68,7 @@ class WmmaPlan:
     a_name: str
     b_name: str
     b_trans: bool = False  # B read as B[j, k] (a linear layer's weight)
+    family: str = "wmma"  # or "mma": ldmatrix + mma.sync (sm_80+)
 
     @property
     def threads(self) -> int:
@@ -70,11 +81,20 @@ def plan_wmma(info, limits) -> WmmaPlan | None:
     return plans[0] if plans else None
 
 
-def wmma_plans(info, limits) -> list:
-    """Every tiling of :data:`TILINGS` x :data:`K_FRAGS` that fits when ``info`` is a
-    half-precision matmul the WMMA intrinsics can compute with whole fragments on
-    ``limits``' arch, largest first (empty otherwise)."""
+def families(limits) -> tuple:
+    """The fragment families ``limits``' arch has, preferred first: ``mma`` (ldmatrix,
+    mma.sync m16n8k16) from sm_80 (an unknown arch is the backend's sm_90), ``wmma``."""
     if limits.arch and limits.arch < 70:
+        return ()
+    return ("wmma",) if limits.arch and limits.arch < 80 else ("mma", "wmma")
+
+
+def wmma_plans(info, limits) -> list:
+    """Every tiling of :data:`TILINGS` x :data:`K_FRAGS` x :func:`families` that fits
+    when ``info`` is a half-precision matmul the tensor-core intrinsics can compute with
+    whole fragments on ``limits``' arch, largest first, the preferred family first
+    within a size (empty otherwise)."""
+    if not families(limits):
         return []
     axes = matmul_axes(info)
     if axes is None or len(info.spatial) != 2:
@@ -103,11 +123,13 @@ def wmma_plans(info, limits) -> list:
         if ei % rows or ej % cols or warps[0] * warps[1] * 32 > limits.max_threads_per_block:
             continue
         for k_frags in K_FRAGS:
-            shared = 2 * FRAG * k_frags * (rows + cols)
-            if ek % (FRAG * k_frags) == 0 and shared <= limits.max_shared_memory_per_block:
+            shared = 2 * FRAG * k_frags * (rows + cols) * PIPELINE_VERSIONS
+            if ek % (FRAG * k_frags) or shared > limits.max_shared_memory_per_block:
+                continue
+            for family in families(limits):
                 plans.append(WmmaPlan(
                     info.loop_of(i), info.loop_of(j), info.loop_of(k), warps, frags,
-                    k_frags, out, a.buffer.name, b.buffer.name, b_trans,
+                    k_frags, out, a.buffer.name, b.buffer.name, b_trans, family,
                 ))  # fmt: skip
     return plans
 
@@ -140,14 +162,29 @@ def _cooperative_fetch(sch, fetch, plan: WmmaPlan, panel: int) -> None:
     sch.bind(tx, "threadIdx.x")
 
 
+def intrinsics(plan: WmmaPlan) -> tuple:
+    """``(fill, sync, store, (load a, load b))``: the plan family's intrinsic names."""
+    out = plan.out_dtype
+    if plan.family == "mma":
+        return (
+            cuda_mma.mma_fill(out),
+            cuda_mma.mma_sync(out, trans_b=plan.b_trans),
+            cuda_mma.mma_store(out, "global"),
+            (cuda_mma.mma_ldmatrix("a"), cuda_mma.mma_ldmatrix("b", trans=plan.b_trans)),
+        )
+    return (
+        cuda_wmma.wmma_fill(FRAG, FRAG, FRAG, out),
+        cuda_wmma.wmma_sync(FRAG, FRAG, FRAG, out, trans=plan.b_trans),
+        cuda_wmma.wmma_store(FRAG, FRAG, FRAG, out, "global"),
+        (cuda_wmma.wmma_load(operand="a"),
+         cuda_wmma.wmma_load(operand="b", trans=plan.b_trans)),
+    )  # fmt: skip
+
+
 def apply_wmma(sch, block, plan: WmmaPlan) -> None:
     """The schedule of the module docstring."""
-    out = plan.out_dtype
-    fill = cuda_wmma.wmma_fill(FRAG, FRAG, FRAG, out)
-    sync = cuda_wmma.wmma_sync(FRAG, FRAG, FRAG, out, trans=plan.b_trans)
-    store = cuda_wmma.wmma_store(FRAG, FRAG, FRAG, out, "global")
-    loads = (cuda_wmma.wmma_load(operand="a"),
-             cuda_wmma.wmma_load(operand="b", trans=plan.b_trans))  # fmt: skip
+    fill, sync, store, loads = intrinsics(plan)
+    scope_a, scope_b, scope_acc = FAMILY_SCOPES[plan.family]
     loops = sch.get_loops(block)
     i, ii = sch.split(loops[plan.i], [None, FRAG])
     j, ji = sch.split(loops[plan.j], [None, FRAG])
@@ -160,11 +197,11 @@ def apply_wmma(sch, block, plan: WmmaPlan) -> None:
     sch.bind(j0, "blockIdx.x")
     warp = sch.fuse(i1, j1)
     sch.bind(warp, "threadIdx.y")
-    accumulator = sch.cache_write(block, 0, "wmma.accumulator")
+    accumulator = sch.cache_write(block, 0, scope_acc)
     sch.reverse_compute_at(accumulator, warp)
     # both caches of an operand before any compute_at: each reads the stage before it
     shared, fragments = [], []
-    for name, scope in ((plan.a_name, "wmma.matrix_a"), (plan.b_name, "wmma.matrix_b")):
+    for name, scope in ((plan.a_name, scope_a), (plan.b_name, scope_b)):
         shared.append(sch.cache_read(block, _read_index(sch, block, name), "shared"))
         cached = sch.get(shared[-1]).writes[0].buffer.name
         fragments.append(sch.cache_read(block, _read_index(sch, block, cached), scope))
@@ -179,9 +216,12 @@ def apply_wmma(sch, block, plan: WmmaPlan) -> None:
         sch.storage_align(fetch, 0, axis=-2, factor=PAD_FACTOR, offset=PAD_OFFSET)
         _cooperative_fetch(sch, fetch, plan, panel)
     _tile_2d(sch, accumulator, store)
+    sch.annotate(k0, "software_pipeline_stage", list(PIPELINE_STAGES))
+    sch.annotate(k0, "software_pipeline_order", list(PIPELINE_ORDER))
+    sch.annotate(k0, "software_pipeline_async_stages", [0])
     init = sch.decompose_reduction(block, k0)
     sch.tensorize(sch.get_loops(init)[-2], fill)
     sch.tensorize(ii, sync)
 
 
-__all__ = ["WmmaPlan", "plan_wmma", "wmma_plans", "apply_wmma"]
+__all__ = ["WmmaPlan", "plan_wmma", "wmma_plans", "apply_wmma", "families", "intrinsics"]
