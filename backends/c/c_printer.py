@@ -351,6 +351,15 @@ class CLikePrinter(NodeFunctor):
             return self.narrow(op.dtype, f"({self.expr(op.a)} % {self.expr(op.b)})")
         return self._helper_call("floormod", op)
 
+    def visit_min(self, op: E.Min) -> str:
+        return self._helper_call("min", op) if op.dtype.is_uint() else self.visit_binary_op(op)
+
+    def visit_max(self, op: E.Max) -> str:
+        # gcc 12 folds a product of an unsigned `?:` min/max as if it distributed
+        # ((min(a, b) * c) -> min(a * c, b * c)), wrong once the products wrap: unsigned
+        # min/max go through a helper it does not fold through (inlined all the same)
+        return self._helper_call("max", op) if op.dtype.is_uint() else self.visit_binary_op(op)
+
     def _helper_call(self, kind: str, op) -> str:
         name = f"tl_{kind}_{self.type_name(op.dtype)}"
         self.helpers.add(name)

@@ -44,6 +44,8 @@ _HELPER_TEMPLATES = {
         "  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
         "}}"
     ),
+    "min": "static inline {t} tl_min_{t}({t} a, {t} b) {{ return a < b ? a : b; }}",
+    "max": "static inline {t} tl_max_{t}({t} a, {t} b) {{ return a > b ? a : b; }}",
 }
 
 _ERROR_SUPPORT = """\

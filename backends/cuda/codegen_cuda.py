@@ -223,8 +223,9 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
 
     def _min_max(self, op) -> str:
         name = self._min_max_names.get((type(op), op.dtype.bits)) if op.dtype.is_float() else None
-        if name is None:
-            return self.visit_binary_op(op)
+        if name is None:  # integers: as C prints them
+            visit = CLikePrinter.visit_max if isinstance(op, E.Max) else CLikePrinter.visit_min
+            return visit(self, op)
         return f"{name}({self.expr(op.a)}, {self.expr(op.b)})"
 
     def _math(self, name: str, dtype, args) -> str:
