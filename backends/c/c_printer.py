@@ -351,14 +351,14 @@ class CLikePrinter(NodeFunctor):
             return self.narrow(op.dtype, f"({self.expr(op.a)} % {self.expr(op.b)})")
         return self._helper_call("floormod", op)
 
-    def visit_min(self, op: E.Min) -> str:
-        return self._helper_call("min", op) if op.dtype.is_uint() else self.visit_binary_op(op)
+    def visit_min(self, op) -> str:
+        # gcc 12 folds (min(a, b) * c) of an unsigned `?:` min/max into min(a * c, b * c),
+        # wrong once the products wrap: those go through an (inlined) helper instead
+        if not op.dtype.is_uint():
+            return self.visit_binary_op(op)
+        return self._helper_call("min" if isinstance(op, E.Min) else "max", op)
 
-    def visit_max(self, op: E.Max) -> str:
-        # gcc 12 folds a product of an unsigned `?:` min/max as if it distributed
-        # ((min(a, b) * c) -> min(a * c, b * c)), wrong once the products wrap: unsigned
-        # min/max go through a helper it does not fold through (inlined all the same)
-        return self._helper_call("max", op) if op.dtype.is_uint() else self.visit_binary_op(op)
+    visit_max = visit_min
 
     def _helper_call(self, kind: str, op) -> str:
         name = f"tl_{kind}_{self.type_name(op.dtype)}"
@@ -466,17 +466,14 @@ class CLikePrinter(NodeFunctor):
         pointer = self.expr(data)
         if self.pointer_types.get(id(data)) != annotation.dtype:
             pointer = f"(({self.type_name(annotation.dtype)}*){pointer})"
-        if isinstance(offset, E.IntImm) and offset.value == 0:
-            return pointer
-        return f"({pointer} + {self.expr(offset)})"
+        at_start = isinstance(offset, E.IntImm) and offset.value == 0
+        return pointer if at_start else f"({pointer} + {self.expr(offset)})"
 
     # ---------------------------------------------------------------- helpers
 
     def _element(self, buffer, index: E.PrimExpr) -> str:
-        pointer = self.expr(buffer.data)
-        if self.pointer_types.get(id(buffer.data), buffer.dtype.element_of()) != (
-            buffer.dtype.element_of()
-        ):
+        pointer, element = self.expr(buffer.data), buffer.dtype.element_of()
+        if self.pointer_types.get(id(buffer.data), element) != element:
             pointer = f"(({self.type_name(buffer.dtype)}*){pointer})"
         return f"{pointer}[{self._strip(self.expr(index))}]"
 
