@@ -1,0 +1,93 @@
+"""Which buffers' element offsets print implicitly, as TVM prints them.
+
+A buffer declared with an ``offset_factor`` and no ``elem_offset`` gets a fresh
+offset variable (TVM's script builder; :func:`tilelang.ir.buffer.decl_buffer`). TVM's
+printer gives such a variable no declaration of its own: the buffer's declaration
+defines it (``A_1 = T.match_buffer(A[vi, 0:16], (16,), offset_factor=1)``, always with
+the factor) and every use prints as ``A_1.elem_offset``. The text parses back to a
+buffer with a fresh offset variable in the same places.
+
+That is only right where the declaration does define it: the variable is no
+parameter, no statement binds it, no other buffer's shape, strides or offset
+mentions it, it has the type the parser gives a fresh one, and every use lies in
+the scope of the declaring buffer (the function for parameters and root
+allocations, the block for a block's buffers, the body of a ``T.decl_buffer``).
+"""
+
+from __future__ import annotations
+
+from tilelang.ir import expr as E
+from tilelang.ir.buffer import Buffer
+from tilelang.ir.dtype import INT32
+from tilelang.ir.functor import StmtExprVisitor
+from tilelang.ir.var_usage import collect_vars
+
+
+def _fresh_offset_dtype(buffer: Buffer):
+    """The type the parser gives a fresh offset variable: the first extent's."""
+    return buffer.shape[0].dtype if buffer.shape else INT32
+
+
+class _Scopes(StmtExprVisitor):
+    """Declared buffers with the scope (a node id, None for the whole function)
+    their declaration covers, the variables statements bind, and each variable use
+    with the scopes around it."""
+
+    def __init__(self):
+        self.declared: list[tuple[Buffer, int | None]] = []
+        self.referenced: list[Buffer] = []
+        self.bound: set[int] = set()
+        self.stack: list[int] = []
+        self.uses: dict[int, list[frozenset]] = {}
+
+    def visit_var(self, var):
+        self.uses.setdefault(id(var), []).append(frozenset(self.stack))
+
+    def visit_var_def(self, var):
+        self.bound.add(id(var))
+
+    def visit_buffer_ref(self, buffer):
+        self.referenced.append(buffer)
+
+    def visit_block(self, block):
+        for buffer in (*block.alloc_buffers, *(m.buffer for m in block.match_buffers)):
+            self.declared.append((buffer, id(block)))
+        self.stack.append(id(block))
+        self.generic_visit(block)
+        self.stack.pop()
+
+    def visit_decl_buffer(self, stmt):
+        self.declared.append((stmt.buffer, id(stmt)))
+        self.stack.append(id(stmt))
+        self.generic_visit(stmt)
+        self.stack.pop()
+
+
+def implicit_offsets(func) -> set[int]:
+    """Ids of the offset variables of ``func``'s buffers that their declaration
+    defines in the printed text (see the module's docstring)."""
+    scopes = _Scopes()
+    scopes.visit(func.body)
+    declared = [(b, None) for b in func.buffer_map.values()] + scopes.declared
+    mentions: dict[int, int] = {}  # in how many buffer fields each variable appears
+    buffers = {id(b): b for b, _ in declared}
+    buffers.update((id(b), b) for b in scopes.referenced)
+    for buffer in buffers.values():
+        for part in (*buffer.shape, *buffer.strides, buffer.elem_offset):
+            for var in collect_vars(part):
+                mentions[id(var)] = mentions.get(id(var), 0) + 1
+    params = {id(p) for p in func.params}
+    result = set()
+    for buffer, scope in declared:
+        var = buffer.elem_offset
+        if (
+            type(var) is not E.Var
+            or var.dtype != _fresh_offset_dtype(buffer)
+            or mentions.get(id(var)) != 1
+            or id(var) in params
+            or id(var) in scopes.bound
+        ):
+            continue
+        if scope is None or all(scope in around for around in scopes.uses.get(id(var), ())):
+            result.add(id(var))
+    return result
