@@ -187,3 +187,57 @@ def test_decomposed_blockized_reduction_equals_explicit_defaults():
     i0, _ = sch.get_loops(sch.get_block("blockized_B"))
     sch.decompose_reduction(sch.get_block("blockized_B"), i0)
     assert_structural_equal(sch.mod["main"], _parse(DECOMPOSED))
+
+
+def test_default_offset_has_the_default_index_type():
+    """TVM's DefaultIndexType: the first extent's type, int64 for a 0-d buffer; the
+    printer writes an offset only when it is not 0 of that type (or a factor would
+    otherwise make it a variable on parsing)."""
+    assert decl_buffer((), "float32", "S").elem_offset.dtype == "int64"
+    assert decl_buffer((4,), "float32", "A").elem_offset.dtype == "int32"
+    n = E.Var("n", "int64")
+    assert decl_buffer((n, 4), "float32", "B").elem_offset.dtype == "int64"
+    func = _parse(
+        """
+@T.prim_func
+def main(S: T.Buffer((), "float32"), A: T.Buffer((4,), "float32")):
+    C = T.alloc_buffer((4,), elem_offset=T.int64(0))
+    D = T.alloc_buffer((4,), elem_offset=0, offset_factor=2)
+    for i in range(4):
+        with T.block("x"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = S[()]
+            D[vi] = C[vi]
+            A[vi] = D[vi]
+"""
+    )
+    text = func.script()
+    assert 'S: T.Buffer((), "float32")' in text
+    assert 'C = T.alloc_buffer((4,), "float32", elem_offset=T.int64(0))' in text
+    assert 'D = T.alloc_buffer((4,), "float32", elem_offset=0, offset_factor=2)' in text
+    assert_structural_equal(func, _parse(text))
+
+
+ZERO_DIM_SUM = """
+@T.prim_func
+def main(A: T.Buffer((128,), "float32"), B: T.Buffer((), "float32")):
+    for k0 in range(128):
+        with T.block("B"):
+            k = T.axis.reduce(128, k0)
+            with T.init():
+                B[()] = T.float32(0)
+            B[()] = B[()] + A[k]
+"""
+
+
+def test_rfactor_buffer_keeps_the_offset_of_the_buffer_it_factors():
+    """As TVM copies the reduced buffer's type: a 0-d sum's int64 zero offset stays,
+    now written out since the rfactor buffer's first extent is int32."""
+    sch = tir.Schedule(tilelang.parse(ZERO_DIM_SUM))
+    (k,) = sch.get_loops(sch.get_block("B"))
+    sch.rfactor(k, 0)
+    text = sch.mod["main"].script()
+    assert 'B_rf = T.alloc_buffer((128,), "float32", elem_offset=T.int64(0))' in text
+    a, b = np.arange(128, dtype="float32"), np.zeros((), "float32")
+    build(sch.mod, "llvm", auto_schedule=False)["main"](a, b)
+    np.testing.assert_allclose(b, a.sum())

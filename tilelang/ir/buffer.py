@@ -18,7 +18,7 @@ import attrs
 
 from tilelang.ir import expr as E
 from tilelang.ir.convert import binary, const_int_value, convert
-from tilelang.ir.dtype import HANDLE, INT32, DataType
+from tilelang.ir.dtype import HANDLE, INT32, INT64, DataType
 from tilelang.ir.node import Node, child, define, ignored, plain, ref, span_field
 
 
@@ -34,6 +34,16 @@ def _ints(values) -> tuple:
     return tuple(v.value if isinstance(v, E.IntImm) else int(v) for v in values)
 
 
+def default_index_dtype(shape) -> DataType:
+    """TVM's ``DefaultIndexType``: the type of the first extent, int64 for a 0-d
+    buffer (TVM's default build). A buffer's default ``elem_offset`` is 0 of it."""
+    return convert(shape[0]).dtype if len(shape) else INT64
+
+
+def _zero_offset(buffer) -> E.IntImm:
+    return E.IntImm(default_index_dtype(buffer.shape), 0)
+
+
 @attrs.frozen(eq=False, repr=False)
 class Buffer(Node):
     """A buffer; build one with :func:`decl_buffer`."""
@@ -43,7 +53,9 @@ class Buffer(Node):
     dtype: DataType = plain(converter=DataType)
     shape: tuple = child(converter=_exprs)
     strides: tuple = child(factory=tuple, converter=_exprs)
-    elem_offset: E.PrimExpr = child(factory=lambda: E.IntImm(INT32, 0), converter=_offset)
+    elem_offset: E.PrimExpr = child(
+        default=attrs.Factory(_zero_offset, takes_self=True), converter=_offset
+    )
     scope: str = plain(default="global")
     offset_factor: int = plain(default=1, converter=lambda v: int(v) or 1)
     data_alignment: int = plain(default=64)
@@ -135,14 +147,15 @@ def decl_buffer(
         shape = (shape,)
     if elem_offset is None and offset_factor:
         first = convert(shape[0]) if len(shape) else None
-        elem_offset = E.Var(f"{name}_elem_offset", first.dtype if first is not None else INT32)
+        offset_dtype = first.dtype if first is not None else INT32
+        elem_offset = E.Var(f"{name}_elem_offset", offset_dtype, span=span)
     return Buffer(
         name,
         data if data is not None else E.Var(name, HANDLE),
         dtype,
         tuple(shape),
         tuple(strides or ()),
-        E.IntImm(INT32, 0) if elem_offset is None else elem_offset,
+        E.IntImm(default_index_dtype(shape), 0) if elem_offset is None else elem_offset,
         scope or "global",  # TVM: an empty storage scope is the global one
         offset_factor,
         axis_separators=axis_separators or (),

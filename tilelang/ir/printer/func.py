@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.buffer import Buffer, BufferRegion, MatchBufferRegion, Range
-from tilelang.ir.dtype import INT32
+from tilelang.ir.buffer import (
+    Buffer,
+    BufferRegion,
+    MatchBufferRegion,
+    Range,
+    default_index_dtype,
+)
 from tilelang.ir.function import IRModule, PrimFunc
 from tilelang.ir.printer.expr import string_literal
 from tilelang.ir.printer.names import NameTable, sanitize
@@ -249,8 +254,11 @@ class ScriptPrinter(StmtPrinter):
             args.append(f"strides=({strides}{',' if len(buffer.strides) == 1 else ''})")
         # an offset variable the declaration defines is implied by the factor (TVM)
         implicit = id(buffer.elem_offset) in self.implicit_offsets
-        zero = _is_zero(buffer.elem_offset) and buffer.elem_offset.dtype == INT32
-        if not (implicit or zero):
+        # TVM prints an offset that is not 0 of the default index type; so do we for a
+        # buffer with a factor, which would otherwise parse back with an offset variable
+        default = default_index_dtype(buffer.shape)
+        zero = _is_zero(buffer.elem_offset) and buffer.elem_offset.dtype == default
+        if not (implicit or zero and buffer.offset_factor == 1):
             args.append(f"elem_offset={self.expr(buffer.elem_offset)}")
         if buffer.scope != "global":
             args.append(f"scope={string_literal(buffer.scope)}")

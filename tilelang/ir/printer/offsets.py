@@ -9,9 +9,10 @@ buffer with a fresh offset variable in the same places.
 
 That is only right where the declaration does define it: the variable is no
 parameter, no statement binds it, no other buffer's shape, strides or offset
-mentions it, it has the type the parser gives a fresh one, and every use lies in
-the scope of the declaring buffer (the function for parameters and root
-allocations, the block for a block's buffers, the body of a ``T.decl_buffer``).
+mentions it, it has the type the parser gives a fresh one, no function attribute
+names it (attributes print first), and every use lies in the scope of the
+declaring buffer (the function for parameters and root allocations, the block for
+a block's buffers, the body of a ``T.decl_buffer``).
 """
 
 from __future__ import annotations
@@ -63,6 +64,17 @@ class _Scopes(StmtExprVisitor):
         self.stack.pop()
 
 
+def _attr_vars(value) -> list:
+    """The variables in a function attribute's value (lists and dicts included)."""
+    if isinstance(value, E.PrimExpr):
+        return collect_vars(value)
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [v for item in value for v in _attr_vars(item)]
+    return []
+
+
 def implicit_offsets(func) -> set[int]:
     """Ids of the offset variables of ``func``'s buffers that their declaration
     defines in the printed text (see the module's docstring)."""
@@ -77,6 +89,7 @@ def implicit_offsets(func) -> set[int]:
             for var in collect_vars(part):
                 mentions[id(var)] = mentions.get(id(var), 0) + 1
     params = {id(p) for p in func.params}
+    params.update(id(v) for v in _attr_vars(func.attrs))  # printed before any buffer
     result = set()
     for buffer, scope in declared:
         var = buffer.elem_offset
