@@ -273,7 +273,11 @@ class ScriptPrinter(StmtPrinter):
         # a function without a global symbol is private (TVM prints it the same way)
         private = "global_symbol" not in func.attrs
         self.emit("@T.prim_func(private=True)" if private else "@T.prim_func")
-        self.implicit_offsets = implicit_offsets(func)
+        # an offset variable a declaration defines is free or a parameter's offset:
+        # without either (most functions) there is nothing to look for
+        free = _free_vars(func, ())
+        params_offsets = any(type(b.elem_offset) is E.Var for b in func.buffer_map.values())
+        self.implicit_offsets = implicit_offsets(func) if free or params_offsets else set()
         matched, size_vars, params = [], [], []
         for param in func.params:
             buffer = func.buffer_map.get(param)
@@ -305,8 +309,9 @@ class ScriptPrinter(StmtPrinter):
                 self.emit(f"{self.define_var(var)} = {self.size_var_call(var)}")
             # variables the function uses but nothing defines are declared, so that the
             # text parses back (TVM prints them the same way)
-            for var in _free_vars(func, size_vars):
-                if id(var) in self.implicit_offsets:
+            declared = {id(v) for v in size_vars} | self.implicit_offsets
+            for var in free:
+                if id(var) in declared:
                     continue
                 self.emit(f"{self.define_var(var)} = {self.size_var_call(var)}")
             # a thread variable launched more than once is declared once, as TVM does

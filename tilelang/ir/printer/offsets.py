@@ -29,20 +29,14 @@ def _fresh_offset_dtype(buffer: Buffer):
     return buffer.shape[0].dtype if buffer.shape else INT32
 
 
-class _Scopes(StmtExprVisitor):
+class _Declarations(StmtExprVisitor):
     """Declared buffers with the scope (a node id, None for the whole function)
-    their declaration covers, the variables statements bind, and each variable use
-    with the scopes around it."""
+    their declaration covers, the buffers used, and the variables statements bind."""
 
     def __init__(self):
         self.declared: list[tuple[Buffer, int | None]] = []
         self.referenced: list[Buffer] = []
         self.bound: set[int] = set()
-        self.stack: list[int] = []
-        self.uses: dict[int, list[frozenset]] = {}
-
-    def visit_var(self, var):
-        self.uses.setdefault(id(var), []).append(frozenset(self.stack))
 
     def visit_var_def(self, var):
         self.bound.add(id(var))
@@ -53,15 +47,32 @@ class _Scopes(StmtExprVisitor):
     def visit_block(self, block):
         for buffer in (*block.alloc_buffers, *(m.buffer for m in block.match_buffers)):
             self.declared.append((buffer, id(block)))
-        self.stack.append(id(block))
         self.generic_visit(block)
-        self.stack.pop()
 
     def visit_decl_buffer(self, stmt):
         self.declared.append((stmt.buffer, id(stmt)))
-        self.stack.append(id(stmt))
         self.generic_visit(stmt)
-        self.stack.pop()
+
+
+class _Escapes(StmtExprVisitor):
+    """The candidate variables used outside the scope their buffer declares."""
+
+    def __init__(self, scopes: dict):
+        self.scopes = scopes  # variable id -> the id of the node whose scope defines it
+        self.open: set[int] = set()
+        self.escaped: set[int] = set()
+
+    def visit_var(self, var):
+        scope = self.scopes.get(id(var))
+        if scope is not None and scope not in self.open:
+            self.escaped.add(id(var))
+
+    def _scoped(self, node):
+        self.open.add(id(node))
+        self.generic_visit(node)
+        self.open.discard(id(node))
+
+    visit_block = visit_decl_buffer = _scoped
 
 
 def _attr_vars(value) -> list:
@@ -78,29 +89,34 @@ def _attr_vars(value) -> list:
 def implicit_offsets(func) -> set[int]:
     """Ids of the offset variables of ``func``'s buffers that their declaration
     defines in the printed text (see the module's docstring)."""
-    scopes = _Scopes()
-    scopes.visit(func.body)
-    declared = [(b, None) for b in func.buffer_map.values()] + scopes.declared
+    decls = _Declarations()
+    decls.visit(func.body)
+    declared = [(b, None) for b in func.buffer_map.values()] + decls.declared
+    if not any(type(b.elem_offset) is E.Var for b, _ in declared):
+        return set()  # the common case: no offset variables at all
     mentions: dict[int, int] = {}  # in how many buffer fields each variable appears
     buffers = {id(b): b for b, _ in declared}
-    buffers.update((id(b), b) for b in scopes.referenced)
+    buffers.update((id(b), b) for b in decls.referenced)
     for buffer in buffers.values():
         for part in (*buffer.shape, *buffer.strides, buffer.elem_offset):
             for var in collect_vars(part):
                 mentions[id(var)] = mentions.get(id(var), 0) + 1
-    params = {id(p) for p in func.params}
-    params.update(id(v) for v in _attr_vars(func.attrs))  # printed before any buffer
-    result = set()
+    excluded = {id(p) for p in func.params} | decls.bound
+    excluded.update(id(v) for v in _attr_vars(func.attrs))  # printed before any buffer
+    candidates, scoped = set(), {}
     for buffer, scope in declared:
         var = buffer.elem_offset
         if (
-            type(var) is not E.Var
-            or var.dtype != _fresh_offset_dtype(buffer)
-            or mentions.get(id(var)) != 1
-            or id(var) in params
-            or id(var) in scopes.bound
+            type(var) is E.Var
+            and var.dtype == _fresh_offset_dtype(buffer)
+            and mentions.get(id(var)) == 1
+            and id(var) not in excluded
         ):
-            continue
-        if scope is None or all(scope in around for around in scopes.uses.get(id(var), ())):
-            result.add(id(var))
-    return result
+            candidates.add(id(var))
+            if scope is not None:
+                scoped[id(var)] = scope
+    if scoped:
+        escapes = _Escapes(scoped)
+        escapes.visit(func.body)
+        candidates -= escapes.escaped
+    return candidates
