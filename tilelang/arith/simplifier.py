@@ -180,6 +180,9 @@ class Simplifier(StmtExprMutator):
             decided = _decide(type(op), self.ana.form_bound(linear_form(E.Sub(a, b))))
             if decided is not None:
                 return TRUE if decided else FALSE
+            undivided = _undivided_lt(op, a, b)
+            if undivided is not None:
+                return self.visit(undivided)
         return _rebuilt(op, a, b)
 
     # --------------------------------------------------- logic
@@ -188,6 +191,9 @@ class Simplifier(StmtExprMutator):
         for x, y in ((a, b), (b, a)):
             if isinstance(x, E.IntImm) and x.dtype.lanes == 1:
                 return y if x.value else FALSE
+        tightened = _tighten_by_remainder(a, b)
+        if tightened is not None:
+            return _rebuilt(op, tightened, b)
         return _rebuilt(op, a, b)
 
     def visit_or(self, op):
@@ -251,6 +257,52 @@ def _decide(cls, bound) -> bool | None:
     if false_when:
         return False
     return None
+
+
+def _positive_divisor(expr, cls):
+    """``(x, c)`` when ``expr`` is ``cls(x, c)`` of an integer ``x`` by a constant
+    ``c > 0``."""
+    if isinstance(expr, cls) and isinstance(expr.b, E.IntImm) and expr.b.value > 0:
+        return expr.a, expr.b.value
+    return None
+
+
+def _undivided_lt(op, a, b):
+    """TVM's rewrite rules taking a floor division out of a comparison with a
+    constant: ``x // c1 < c2`` is ``x < c1 * c2`` and ``c1 < x // c2`` is
+    ``(c1 + 1) * c2 - 1 < x``."""
+    if not isinstance(op, E.LT):
+        return None
+    left, right = _positive_divisor(a, E.FloorDiv), _positive_divisor(b, E.FloorDiv)
+    if left is not None and isinstance(b, E.IntImm):
+        x, c1 = left
+        return E.LT(x, E.IntImm(x.dtype, c1 * b.value))
+    if right is not None and isinstance(a, E.IntImm):
+        x, c2 = right
+        return E.LT(E.IntImm(x.dtype, (a.value + 1) * c2 - 1), x)
+    return None
+
+
+def _tighten_by_remainder(a, b):
+    """TVM's rule for ``x < c1 and x % c2 < c3``: the last ``c2 - c3`` values below a
+    period's end fail the second condition, so the first becomes ``x < c1 - c2 + c3``
+    (``c2`` dividing ``c1``), or ``x < c1 - c1 % c2 + c3`` when ``c1 % c2 > c3``.
+    Returns the new first condition, or None."""
+    if not (isinstance(a, E.LT) and isinstance(a.b, E.IntImm) and isinstance(b, E.LT)):
+        return None
+    mod = _positive_divisor(b.a, E.FloorMod)
+    if mod is None or not isinstance(b.b, E.IntImm) or not same_expr(mod[0], a.a):
+        return None
+    c1, c2, c3 = a.b.value, mod[1], b.b.value
+    if not 0 < c3 <= c2:
+        return None
+    if c1 % c2 == 0:
+        bound = c1 - c2 + c3
+    elif c1 % c2 > c3:
+        bound = c1 - c1 % c2 + c3
+    else:
+        return None
+    return E.LT(a.a, E.IntImm(a.b.dtype, bound))
 
 
 def _split_terms(quotient, rest, c):

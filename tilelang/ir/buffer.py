@@ -3,7 +3,9 @@
 A :class:`Buffer` is a typed, shaped view of memory: its ``data`` pointer variable,
 ``shape``, ``strides`` (empty for a dense row-major buffer), ``elem_offset`` (in
 elements) and storage ``scope`` (``"global"``, ``"shared"``, ``"local"`` or a user
-scope such as ``"global.A_reg"``). ``axis_separators`` (TVM's) split the axes into
+scope such as ``"global.A_reg"``). ``offset_factor`` (TVM's) says the element offset
+is a multiple of it; as in TVM, 0 means 1, so every buffer has one (1 by default).
+``axis_separators`` (TVM's) split the axes into
 groups, each flattened to one physical axis (``[1]``: a 2-d physical buffer); on flat
 memory the groups are laid out row-major one after the other, which is the plain
 row-major layout, so the CPU backends need nothing for them. Buffers compare by
@@ -16,7 +18,7 @@ import attrs
 
 from tilelang.ir import expr as E
 from tilelang.ir.convert import binary, const_int_value, convert
-from tilelang.ir.dtype import HANDLE, INT32, DataType
+from tilelang.ir.dtype import HANDLE, INT32, INT64, DataType
 from tilelang.ir.node import Node, child, define, ignored, plain, ref, span_field
 
 
@@ -32,6 +34,16 @@ def _ints(values) -> tuple:
     return tuple(v.value if isinstance(v, E.IntImm) else int(v) for v in values)
 
 
+def default_index_dtype(shape) -> DataType:
+    """TVM's ``DefaultIndexType``: the type of the first extent, int64 for a 0-d
+    buffer (TVM's default build). A buffer's default ``elem_offset`` is 0 of it."""
+    return convert(shape[0]).dtype if len(shape) else INT64
+
+
+def _zero_offset(buffer) -> E.IntImm:
+    return E.IntImm(default_index_dtype(buffer.shape), 0)
+
+
 @attrs.frozen(eq=False, repr=False)
 class Buffer(Node):
     """A buffer; build one with :func:`decl_buffer`."""
@@ -41,9 +53,11 @@ class Buffer(Node):
     dtype: DataType = plain(converter=DataType)
     shape: tuple = child(converter=_exprs)
     strides: tuple = child(factory=tuple, converter=_exprs)
-    elem_offset: E.PrimExpr = child(factory=lambda: E.IntImm(INT32, 0), converter=_offset)
+    elem_offset: E.PrimExpr = child(
+        default=attrs.Factory(_zero_offset, takes_self=True), converter=_offset
+    )
     scope: str = plain(default="global")
-    offset_factor: int = plain(default=0)
+    offset_factor: int = plain(default=1, converter=lambda v: int(v) or 1)
     data_alignment: int = plain(default=64)
     axis_separators: tuple = plain(factory=tuple, converter=lambda v: _ints(v))
     span: object = span_field()
@@ -123,16 +137,25 @@ def decl_buffer(
     span=None,
     axis_separators=(),
 ) -> Buffer:
-    """A new buffer with a fresh data pointer unless ``data`` is given."""
+    """A new buffer with a fresh data pointer unless ``data`` is given.
+
+    As TVM's ``decl_buffer``, a buffer declared with an ``offset_factor`` but no
+    ``elem_offset`` gets a fresh offset variable ``<name>_elem_offset`` (of the first
+    extent's type): its offset is whatever the matched memory's is, a multiple of the
+    factor. Without either, the offset is 0."""
     if isinstance(shape, (int, E.PrimExpr)):
         shape = (shape,)
+    if elem_offset is None and offset_factor:
+        first = convert(shape[0]) if len(shape) else None
+        offset_dtype = first.dtype if first is not None else INT32
+        elem_offset = E.Var(f"{name}_elem_offset", offset_dtype, span=span)
     return Buffer(
         name,
         data if data is not None else E.Var(name, HANDLE),
         dtype,
         tuple(shape),
         tuple(strides or ()),
-        E.IntImm(INT32, 0) if elem_offset is None else elem_offset,
+        E.IntImm(default_index_dtype(shape), 0) if elem_offset is None else elem_offset,
         scope or "global",  # TVM: an empty storage scope is the global one
         offset_factor,
         axis_separators=axis_separators or (),

@@ -273,7 +273,11 @@ def access_ptr(buffer, mode="r", offset=0, extent=None, span=None) -> E.Call:
         if const_int_value(offset) != 0:
             extent = binary("sub", extent, offset)
     if const_int_value(buffer.elem_offset) != 0:
-        offset = binary("add", buffer.elem_offset, offset)
+        # TVM's elem_offset + offset, folded as its operator folds an added 0
+        if const_int_value(offset) == 0:
+            offset = buffer.elem_offset
+        else:
+            offset = binary("add", buffer.elem_offset, offset)
     return E.Call(
         HANDLE,
         "tvm_access_ptr",

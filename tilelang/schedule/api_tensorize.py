@@ -74,9 +74,6 @@ class TensorizePrimitives:
             @T.prim_func
             def main(A: T.Buffer((2, 16), "float32"), B: T.Buffer((16,), "float32"), C: T.Buffer((2,), "float32")):
                 T.func_attr({"global_symbol": "main"})
-                A_elem_offset = T.int32()
-                B_elem_offset = T.int32()
-                C_elem_offset = T.int32()
                 for i in range(2):
                     with T.block("dot_o"):
                         vi_o = T.axis.spatial(2, i)
@@ -84,10 +81,10 @@ class TensorizePrimitives:
                         T.reads(C[vi_o], A[vi_o, 0:16], B[0:16])
                         T.writes(C[vi_o])
                         T.block_attr({"pragma_import_c": "int tl_dot16_f32(float *c, const float *a, const float *b) {\n  float s = c[0];\n  for (int k = 0; k < 16; ++k) s += a[k] * b[k];\n  c[0] = s;\n  return 0;\n}\n"})
-                        A_1 = T.match_buffer(A[vi_o, 0:16], (16,), "float32", elem_offset=A_elem_offset, offset_factor=1)
-                        B_1 = T.match_buffer(B[0:16], (16,), "float32", elem_offset=B_elem_offset, offset_factor=1)
-                        C_1 = T.match_buffer(C[vi_o], (1,), "float32", elem_offset=C_elem_offset, offset_factor=1)
-                        T.evaluate(T.call_extern("int32", "tl_dot16_f32", T.tvm_access_ptr(T.type_annotation("float32"), C_1.data, C_elem_offset, 1, 3), T.tvm_access_ptr(T.type_annotation("float32"), A_1.data, A_elem_offset, 16, 1), T.tvm_access_ptr(T.type_annotation("float32"), B_1.data, B_elem_offset, 16, 1)))
+                        A_1 = T.match_buffer(A[vi_o, 0:16], (16,), "float32", offset_factor=1)
+                        B_1 = T.match_buffer(B[0:16], (16,), "float32", offset_factor=1)
+                        C_1 = T.match_buffer(C[vi_o], (1,), "float32", offset_factor=1)
+                        T.evaluate(T.call_extern("int32", "tl_dot16_f32", T.tvm_access_ptr(T.type_annotation("float32"), C_1.data, C_1.elem_offset, 1, 3), T.tvm_access_ptr(T.type_annotation("float32"), A_1.data, A_1.elem_offset, 16, 1), T.tvm_access_ptr(T.type_annotation("float32"), B_1.data, B_1.elem_offset, 16, 1)))
         """
         if isinstance(block_or_loop, str):
             block_or_loop = self.get_block(block_or_loop)

@@ -397,8 +397,11 @@ def _overcompute_predicate(tree, producer, consumer, indices, vmap):
         upper = E.LT(value, simplify(dom.min + dom.extent))
         for cond in (lower, upper):
             if not ana.can_prove(cond):
-                conds.append(_scale_order(ana.simplify(cond)))
-    return _conjunction(conds)
+                conds.append(ana.simplify(cond))
+    # simplified as one condition, as TVM does: ``i < 16256 and i % 128 < 127`` is
+    # ``i < 16255 and i % 128 < 127``
+    joined = ana.simplify(_conjunction(conds)) if conds else _conjunction(conds)
+    return _conjunction([_scale_order(c) for c in conjuncts(joined)])
 
 
 def _scale_order(cond):

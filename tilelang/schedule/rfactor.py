@@ -74,7 +74,11 @@ def rfactor(func, loop_var, factor_axis: int):
         shape.insert(axis, loop.extent)
         name = fresh_name(taken, f"{buffer.name}_rf")
         taken.add(name)
-        rf_buffers.append(decl_buffer(tuple(shape), buffer.dtype, name, scope=buffer.scope))
+        # TVM copies the buffer's type: a constant offset (its type too) carries over
+        offset = buffer.elem_offset if isinstance(buffer.elem_offset, E.IntImm) else None
+        rf_buffers.append(
+            decl_buffer(tuple(shape), buffer.dtype, name, elem_offset=offset, scope=buffer.scope)
+        )
 
     rf_realize, rf_var = _rf_block(rf_name, realize, loops, loop, red, rf_buffers, axis)
     own = next(k for k, lp in enumerate(loops) if _only(tree.blocks_under(lp), realize))

@@ -20,9 +20,10 @@ those of the region, so ``sa`` is the row stride of ``A`` and ``access_ptr`` poi
 at the region's first element.
 
 The implementation is instantiated afresh at every use (new data, stride and offset
-variables), as TVM deep-copies it. As in TVM, a matched buffer declared with an
-``offset_factor`` and no ``elem_offset`` has an implicit offset variable
-(``<name>_elem_offset``) that its ``access_ptr`` includes.
+variables), as TVM deep-copies it. A buffer of the implementation declared with an
+``offset_factor`` and no ``elem_offset`` has an offset variable of its own (the
+parser gives it one, as TVM's does), which its ``access_ptr`` includes; bound to the
+region's offset when lowering.
 """
 
 from __future__ import annotations
@@ -109,10 +110,9 @@ def _source_region(base, impl_region) -> tuple:
 class _Renew(StmtExprMutator):
     """The implementation's body over fresh buffers and variables."""
 
-    def __init__(self, buffers: dict, variables: dict, implicit: dict):
+    def __init__(self, buffers: dict, variables: dict):
         self.buffers = buffers
         self.variables = variables
-        self.implicit = implicit  # old data var -> the new implicit elem_offset
 
     def visit_var(self, var):
         return self.variables.get(var, var)
@@ -122,15 +122,6 @@ class _Renew(StmtExprMutator):
 
     def visit_buffer_def(self, buffer):
         return self.buffers.get(buffer, buffer)
-
-    def visit_call(self, op: E.Call):
-        new = self.generic_visit(op)
-        if op.op == "tvm_access_ptr" and op.args[1] in self.implicit:
-            args = list(new.args)
-            offset = self.implicit[op.args[1]]
-            args[2] = offset if const_int_value(args[2]) == 0 else binary("add", offset, args[2])
-            new = attrs.evolve(new, args=tuple(args))
-        return new
 
 
 def _fresh(value, variables: dict):
@@ -146,24 +137,17 @@ def _instantiate(intrin: TensorIntrin):
     that moves its body onto them."""
     variables: dict = {}
     buffers: dict = {}
-    implicit: dict = {}
     for buffer in intrin.impl_buffers():
         data = E.Var(buffer.data.name, buffer.data.dtype)
         variables[buffer.data] = data
-        elem_offset = buffer.elem_offset
-        if buffer.offset_factor and const_int_value(elem_offset) == 0:
-            elem_offset = E.Var(f"{buffer.name}_elem_offset", elem_offset.dtype)
-            implicit[buffer.data] = elem_offset
-        else:
-            elem_offset = _fresh(elem_offset, variables)
         buffers[buffer] = attrs.evolve(
             buffer,
             data=data,
             shape=tuple(_fresh(x, variables) for x in buffer.shape),
             strides=tuple(_fresh(x, variables) for x in buffer.strides),
-            elem_offset=elem_offset,
+            elem_offset=_fresh(buffer.elem_offset, variables),
         )
-    return buffers, _Renew(buffers, variables, implicit)
+    return buffers, _Renew(buffers, variables)
 
 
 # ------------------------------------------------------------ view checks

@@ -64,7 +64,9 @@ def _largest_flat_index(buffer: Buffer) -> int | None:
 def index_dtype(buffer: Buffer) -> str:
     """The type ``buffer``'s flat indices are computed in: its shape's, or int64 when
     a flat index may not fit int32 (the largest one is unknown or past 2**31 - 1)."""
-    parts = (*buffer.shape, *buffer.strides, buffer.elem_offset)
+    parts = (*buffer.shape, *buffer.strides)
+    if const_int_value(buffer.elem_offset) != 0:  # a zero offset adds nothing
+        parts += (buffer.elem_offset,)
     if any(getattr(part, "dtype", None) is not None and part.dtype.bits == 64 for part in parts):
         return "int64"
     largest = _largest_flat_index(buffer)

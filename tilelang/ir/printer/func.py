@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
-from tilelang.ir.buffer import Buffer, BufferRegion, MatchBufferRegion, Range
-from tilelang.ir.dtype import INT32
+from tilelang.ir.buffer import (
+    Buffer,
+    BufferRegion,
+    MatchBufferRegion,
+    Range,
+    default_index_dtype,
+)
 from tilelang.ir.function import IRModule, PrimFunc
 from tilelang.ir.printer.expr import string_literal
 from tilelang.ir.printer.names import NameTable, sanitize
+from tilelang.ir.printer.offsets import implicit_offsets
 from tilelang.ir.printer.stmt import StmtPrinter, _is_true, _is_zero
 
 
@@ -198,6 +204,7 @@ class ScriptPrinter(StmtPrinter):
         self.loop_extents: dict = {}
         self.buffers: dict = {}  # data var -> buffer, for region inference
         self.pending_buffers: list[Buffer] = []  # views waiting for their variables
+        self.implicit_offsets: set[int] = set()  # offset variables their buffer defines
         self.module_alias: str | None = None  # the class name while printing a module
 
     # -- names
@@ -216,6 +223,8 @@ class ScriptPrinter(StmtPrinter):
     def define_buffer(self, buffer: Buffer, outermost: bool = False) -> str:
         name = self.names.define(buffer, buffer.name, outermost)
         self.names.alias(buffer.data, f"{name}.data", outermost)
+        if id(buffer.elem_offset) in self.implicit_offsets:
+            self.names.alias(buffer.elem_offset, f"{name}.elem_offset", outermost)
         self.buffers.setdefault(buffer.data, buffer)
         return name
 
@@ -243,11 +252,17 @@ class ScriptPrinter(StmtPrinter):
         if buffer.strides:
             strides = ", ".join(self.expr(s) for s in buffer.strides)
             args.append(f"strides=({strides}{',' if len(buffer.strides) == 1 else ''})")
-        if not (_is_zero(buffer.elem_offset) and buffer.elem_offset.dtype == INT32):
+        # an offset variable the declaration defines is implied by the factor (TVM)
+        implicit = id(buffer.elem_offset) in self.implicit_offsets
+        # TVM prints an offset that is not 0 of the default index type; so do we for a
+        # buffer with a factor, which would otherwise parse back with an offset variable
+        default = default_index_dtype(buffer.shape)
+        zero = _is_zero(buffer.elem_offset) and buffer.elem_offset.dtype == default
+        if not (implicit or zero and buffer.offset_factor == 1):
             args.append(f"elem_offset={self.expr(buffer.elem_offset)}")
         if buffer.scope != "global":
             args.append(f"scope={string_literal(buffer.scope)}")
-        if buffer.offset_factor:
+        if implicit or buffer.offset_factor != 1:
             args.append(f"offset_factor={buffer.offset_factor}")
         if buffer.axis_separators:
             args.append(f"axis_separators={list(buffer.axis_separators)}")
@@ -258,14 +273,20 @@ class ScriptPrinter(StmtPrinter):
         # a function without a global symbol is private (TVM prints it the same way)
         private = "global_symbol" not in func.attrs
         self.emit("@T.prim_func(private=True)" if private else "@T.prim_func")
+        # an offset variable a declaration defines is free or a parameter's offset:
+        # without either (most functions) there is nothing to look for
+        free = _free_vars(func, ())
+        params_offsets = any(type(b.elem_offset) is E.Var for b in func.buffer_map.values())
+        self.implicit_offsets = implicit_offsets(func) if free or params_offsets else set()
         matched, size_vars, params = [], [], []
         for param in func.params:
             buffer = func.buffer_map.get(param)
             if buffer is None:
                 params.append(f"{self.define_var(param)}: T.{param.dtype}")
                 continue
-            variables = _buffer_vars(buffer)
-            if variables or buffer.strides or not _is_zero(buffer.elem_offset):
+            variables = [v for v in _buffer_vars(buffer) if id(v) not in self.implicit_offsets]
+            implicit = id(buffer.elem_offset) in self.implicit_offsets
+            if variables or buffer.strides or not (implicit or _is_zero(buffer.elem_offset)):
                 params.append(f"{self.define_var(param)}: T.handle")
                 matched.append((param, buffer))
                 for var in variables:
@@ -288,7 +309,10 @@ class ScriptPrinter(StmtPrinter):
                 self.emit(f"{self.define_var(var)} = {self.size_var_call(var)}")
             # variables the function uses but nothing defines are declared, so that the
             # text parses back (TVM prints them the same way)
-            for var in _free_vars(func, size_vars):
+            declared = {id(v) for v in size_vars} | self.implicit_offsets
+            for var in free:
+                if id(var) in declared:
+                    continue
                 self.emit(f"{self.define_var(var)} = {self.size_var_call(var)}")
             # a thread variable launched more than once is declared once, as TVM does
             for var, tag in _relaunched_threads(func):
