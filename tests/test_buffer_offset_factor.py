@@ -241,3 +241,35 @@ def test_rfactor_buffer_keeps_the_offset_of_the_buffer_it_factors():
     a, b = np.arange(128, dtype="float32"), np.zeros((), "float32")
     build(sch.mod, "llvm", auto_schedule=False)["main"](a, b)
     np.testing.assert_allclose(b, a.sum())
+
+
+ALLOCATIONS = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    C = T.alloc_buffer((16,), offset_factor=2)
+    for i in range(16):
+        with T.block("c"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = A[vi] + T.float32(1)
+    for i in range(16):
+        with T.block("b"):
+            vi = T.axis.remap("S", [i])
+            D = T.decl_buffer((1,), offset_factor=4)
+            D[0] = C[vi] * T.float32(2)
+            B[vi] = D[0]
+"""
+
+
+@pytest.mark.parametrize("target", ["python", "c", "llvm"])
+def test_an_allocation_with_a_factor_owns_offset_zero(target):
+    """Unlike a view, an allocation's memory starts at its own data pointer: a factor
+    without elem_offset leaves the offset 0 (no variable nothing would bind)."""
+    func = _parse(ALLOCATIONS)
+    text = func.script()
+    assert 'C = T.alloc_buffer((16,), "float32", elem_offset=0, offset_factor=2)' in text
+    assert "elem_offset=0, offset_factor=4" in text
+    assert "_elem_offset" not in text
+    assert structural_equal(func, _parse(text))
+    a, b = np.arange(16, dtype="float32"), np.zeros(16, "float32")
+    build(tilelang.IRModule({"main": func}), target)["main"](a, b)
+    np.testing.assert_array_equal(b, (a + 1) * 2)

@@ -198,7 +198,7 @@ class AssignBuilderMixin:
             if spec.buffer.data is not None:
                 raise self.error(tree, "T.alloc_buffer allocates its own data; use T.decl_buffer")
             return self.decl_buffer(name, S.DeclBufferSpec(spec.buffer), tree, spec.annotations)
-        buffer = spec.buffer.make(name, self.span(tree))
+        buffer = spec.buffer.make(name, self.span(tree), allocation=True)
         if isinstance(owner, FuncFrame):
             owner.root_allocs.append(buffer)
         else:
@@ -228,7 +228,7 @@ class AssignBuilderMixin:
 
     def decl_buffer(self, name, spec: S.DeclBufferSpec, tree, annotations=None):
         span = self.span(tree)
-        buffer = spec.buffer.make(name, span)
+        buffer = spec.buffer.make(name, span, allocation=spec.buffer.data is None)
         self.scopes.define(name, buffer)
         if spec.buffer.data is not None:
             return Wrapper(lambda body: DeclBuffer(buffer, body, span=span))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import attrs
 
-from tilelang.ir import Buffer, DataType, PrimExpr, Var, decl_buffer
+from tilelang.ir import Buffer, DataType, IntImm, PrimExpr, Var, decl_buffer
+from tilelang.ir.buffer import default_index_dtype
 
 
 @attrs.frozen
@@ -92,17 +93,21 @@ class BufferSpec:
     offset_factor: int = 0
     axis_separators: tuple = ()
 
-    def make(self, name: str, span=None) -> Buffer:
-        """The buffer, named ``name``."""
+    def make(self, name: str, span=None, allocation: bool = False) -> Buffer:
+        """The buffer, named ``name``. An ``allocation`` owns its memory, so its
+        offset is 0 even with an ``offset_factor`` (a view's is the matched memory's)."""
         # a fresh data pointer is located where the buffer is declared
         data = self.data if self.data is not None else Var(name, "handle", span=span)
+        elem_offset = self.elem_offset
+        if allocation and elem_offset is None:
+            elem_offset = IntImm(default_index_dtype(self.shape), 0)
         return decl_buffer(
             self.shape,
             self.dtype,
             name,
             data=data,
             strides=self.strides,
-            elem_offset=self.elem_offset,
+            elem_offset=elem_offset,
             scope=self.scope,
             offset_factor=self.offset_factor,
             span=span,
