@@ -53,7 +53,8 @@ def extract_tasks(mod: IRModule, target, params: dict | None = None) -> list[Ext
 def tune_relax(mod: IRModule, params: dict | None, target, work_dir: str,
                max_trials_global: int, max_trials_per_task: int | None = None,
                op_names: list | None = None, *, num_trials_per_iter: int = 64,
-               builder="local", runner="local", database="json", cost_model="xgb", measure_callbacks="default",
+               builder="local", runner="local", database="json", cost_model="xgb",
+               measure_callbacks="default",
                task_scheduler="gradient", space="post-order-apply", strategy="evolutionary",
                num_tuning_cores="physical", seed: int | None = None):  # fmt: skip
     """Tune every task of ``mod`` into the database in ``work_dir`` and return it.
@@ -79,7 +80,8 @@ def tune_relax(mod: IRModule, params: dict | None, target, work_dir: str,
     executor = executor_for(num_tuning_cores)
     try:
         result = tune_tasks(
-            select_tasks(distinct_tasks(mod, params), op_names), target, max_trials_global, work_dir,
+            select_tasks(distinct_tasks(mod, params), op_names), target,
+            max_trials_global, work_dir,
             max_trials_per_task=max_trials_per_task, num_trials_per_iter=num_trials_per_iter,
             space=as_space(space), seed=0 if seed is None else seed, executor=executor,
             cost_model="auto" if cost_model == "xgb" else None, task_scheduler=task_scheduler,
