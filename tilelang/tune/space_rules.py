@@ -23,9 +23,16 @@ import attrs
 
 from tilelang.errors import ScheduleError
 from tilelang.ir.function import PrimFunc
+from tilelang.schedule.rules.alone import (
+    AlonePlan,
+    innermost_extent,
+    plan_alone,
+    transposed_extents,
+)
 from tilelang.schedule.rules.apply import is_user_scheduled, schedule_function
 from tilelang.schedule.rules.loops import largest_divisor
 from tilelang.schedule.rules.machine import host_machine
+from tilelang.schedule.rules.planner import RulesPlanner
 from tilelang.schedule.rules.tiling import L1_BYTES, plan_tiling
 
 #: largest row tile offered (the rules use at most 8)
@@ -48,13 +55,31 @@ class RulesSpace:
         self.machine = machine or host_machine()
 
     def __call__(self, sch):
+        planner = SampledPlanner()
         for name, func in list(sch.mod.functions.items()):
             if isinstance(func, PrimFunc) and not is_user_scheduled(func):
-                sch = schedule_function(sch, name, self.machine, planner=sampled_plan)
+                sch = schedule_function(sch, name, self.machine, planner=planner)
         return sch
 
     def __repr__(self) -> str:
         return f"RulesSpace({self.machine!r})"
+
+
+class SampledPlanner(RulesPlanner):
+    """The rules' questions (:class:`~tilelang.schedule.rules.planner.RulesPlanner`)
+    answered by sampling primitives on the schedule, the rules' answer first."""
+
+    def tiling(self, sch, info, machine):
+        return sampled_plan(sch, info, machine)
+
+    def alone(self, sch, info, machine):
+        return sampled_alone_plan(sch, info, machine)
+
+    def location(self, sch, func_name: str, info):
+        """TVM's ``sample_compute_location`` of the producer (a loop above its
+        consumers, "root" or "inline"); a draw that a DecisionSchedule takes by default
+        stays at the root, the rules' choice."""
+        return sch.sample_compute_location(sch.get_block(info.name, func_name))
 
 
 class RulesOrGenericSpace:
@@ -116,6 +141,36 @@ def sampled_plan(sch, info, machine):
     )  # fmt: skip
 
 
+def sampled_alone_plan(sch, info, machine) -> AlonePlan:
+    """The rules' :class:`~tilelang.schedule.rules.alone.AlonePlan` for a block
+    scheduled on its own with its choices drawn on ``sch`` (the rules' value first):
+    the transpose tile (half, one, two or four vectors square, or none), the vector
+    width (one, two or four vectors that divide the innermost extent, the whole loop
+    when short, or none), parallel or not, and for a reduction whether its window is
+    unrolled."""
+    plan = plan_alone(info, machine)
+    lanes = machine.lanes(info.write.buffer.dtype) if info.write is not None else 1
+    transpose_tile = plan.transpose_tile
+    square = transposed_extents(info)
+    if square is not None:
+        sides = [t for t in (lanes // 2, lanes, 2 * lanes, 4 * lanes) if t > 1]
+        fits = [t for t in sides if all(e % t == 0 and e > t for e in square)]
+        default = transpose_tile if transpose_tile in fits else 0
+        transpose_tile = _draw(sch, default, [0] + fits)
+    vector_width = plan.vector_width
+    extent = innermost_extent(info)
+    if not info.is_reduction and info.write is not None and extent is not None:
+        widths = [lanes * c for c in VECTOR_COUNTS if extent % (lanes * c) == 0]
+        if extent <= 4 * lanes:
+            widths.append(extent)
+        vector_width = _draw(sch, vector_width, [0] + widths)
+    parallel = bool(_draw(sch, int(plan.parallel), [1 - int(plan.parallel)]))
+    unroll_reduce = False
+    if info.is_reduction:
+        unroll_reduce = bool(_draw(sch, 0, [1]))
+    return AlonePlan(transpose_tile, vector_width, parallel, unroll_reduce)
+
+
 def _draw(sch, default: int, others) -> int:
     """``default`` or one of ``others``, drawn uniformly with ``default`` as candidate 0;
     no draw (and no trace entry) when there is nothing else to choose."""
@@ -128,4 +183,10 @@ def _draw(sch, default: int, others) -> int:
     return chosen
 
 
-__all__ = ["RulesSpace", "RulesOrGenericSpace", "sampled_plan"]
+__all__ = [
+    "RulesSpace",
+    "RulesOrGenericSpace",
+    "SampledPlanner",
+    "sampled_plan",
+    "sampled_alone_plan",
+]
