@@ -17,13 +17,13 @@ from tilelang.errors import ScheduleError
 from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
 from tilelang.ir.functor import StmtExprVisitor
+from tilelang.schedule.api_state import ROOT_MARK
 from tilelang.schedule.rules import dot, fusion, tiling
 from tilelang.schedule.rules.alone import schedule_alone, vectorize_block
 from tilelang.schedule.rules.analysis import leaf_blocks
 from tilelang.schedule.rules.loops import parallel_outer
 from tilelang.schedule.rules.machine import host_machine
 from tilelang.schedule.rules.planner import RulesPlanner
-from tilelang.schedule.api_state import ROOT_MARK
 from tilelang.schedule.schedule import Schedule
 from tilelang.schedule.state import Tree
 
