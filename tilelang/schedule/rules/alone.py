@@ -45,11 +45,12 @@ class AlonePlan:
 def plan_alone(info: BlockInfo, machine) -> AlonePlan:
     """The rules' choices for ``info``: a transpose tiled one vector square, the
     innermost loop vectorised one vector at a time when it is longer than four vectors
-    (whole when shorter), parallel when the block has MIN_PARALLEL_WORK iterations."""
+    (whole when shorter; spatial blocks only), parallel when the block has
+    MIN_PARALLEL_WORK iterations."""
     lanes = machine.lanes(info.write.buffer.dtype) if info.write is not None else 1
     extent = innermost_extent(info)
-    width = 0
-    if extent is not None:
+    width = 0  # a reduction's innermost loop is not vectorised (see vectorize_block)
+    if extent is not None and not info.is_reduction:
         width = vector_tile(extent, lanes, 1) if extent > 4 * lanes else extent
     work = info.work
     return AlonePlan(lanes, width, work is None or work >= MIN_PARALLEL_WORK)

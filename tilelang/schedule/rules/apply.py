@@ -169,11 +169,11 @@ def schedule_function(sch: Schedule, func_name: str, machine, planner=None) -> S
                 continue
         if info.write is not None and info.write.buffer not in outputs:
             location = planner.location(sch, func_name, info)
-            if location is not None:
-                # consumers (later blocks) are scheduled already: their loops are
-                # the candidates, as in TVM's RandomComputeLocation
+            # consumers (later blocks) are scheduled already: their loops are the
+            # candidates, as in TVM's RandomComputeLocation; at the root nothing moves
+            if location is not None and sch.get(location) is not ROOT_MARK:
                 sch, ok = _attempt(sch, _compute_at, func_name, info.name, location)
-                if ok and sch.get(location) is not ROOT_MARK:
+                if ok:
                     done.add(info.name)
                     continue
         if info.is_reduction:

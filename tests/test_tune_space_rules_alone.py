@@ -1,0 +1,208 @@
+"""The rules space beyond tiled reductions (tilelang/tune/space_rules.py,
+tilelang/schedule/rules/alone.py): blocks without a tiling plan (elementwise,
+transpose, pooling) have decisions of their own, and producers left at the root (a
+convolution's padding) get a compute location drawn by sample_compute_location. Every
+sampled trace replays to the same module and computes what NumPy computes."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import tilelang
+from tilelang.ir import assert_structural_equal
+from tilelang.ir.structural import structural_equal
+from tilelang.schedule.common import find_block
+from tilelang.schedule.navigation import get_consumers
+from tilelang.schedule.rules import Machine, default_schedule
+from tilelang.schedule.rules.alone import AlonePlan, plan_alone
+from tilelang.schedule.rules.analysis import leaf_blocks
+from tilelang.schedule.state import Tree
+from tilelang.testing import default_workloads as W
+from tilelang.tune import replay, tune_tir
+from tilelang.tune.space import apply_space, decisions_of, mutate
+from tilelang.tune.space_rules import RulesSpace
+
+AVX512 = Machine(512, 32)  # fixed, so the decisions do not depend on the host
+
+POOL = """
+@T.prim_func
+def pool(A: T.Buffer((8, 32, 32), "float32"), B: T.Buffer((8, 16, 16), "float32")):
+    T.func_attr({"global_symbol": "pool", "tir.noalias": True})
+    for c, h, w, kh, kw in T.grid(8, 16, 16, 2, 2):
+        with T.block("B"):
+            vc, vh, vw, vkh, vkw = T.axis.remap("SSSRR", [c, h, w, kh, kw])
+            with T.init():
+                B[vc, vh, vw] = T.float32(-3.0e38)
+            B[vc, vh, vw] = T.max(B[vc, vh, vw], A[vc, vh * 2 + vkh, vw * 2 + vkw])
+"""
+
+SCALE = """
+@T.prim_func
+def scale(A: T.Buffer((64, 128), "float32"), C: T.Buffer((128,), "float32"),
+          B: T.Buffer((64, 128), "float32")):
+    T.func_attr({"global_symbol": "scale", "tir.noalias": True})
+    for i, j in T.grid(64, 128):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = T.exp(A[vi, vj]) * C[vj]
+"""
+
+
+def _pool_reference(a):
+    return a.reshape(8, 16, 2, 16, 2).max(axis=(2, 4))
+
+
+CASES = {
+    "pool": (POOL, [(8, 32, 32)], _pool_reference),
+    "scale": (SCALE, [(64, 128), (128,)], lambda a, c: np.exp(a) * c),
+}
+
+
+def _case(name):
+    """(module, function name, inputs maker, reference) of a case or default workload."""
+    if name in CASES:
+        text, shapes, reference = CASES[name]
+
+        def inputs(seed):
+            rng = np.random.default_rng(seed)
+            return [rng.standard_normal(s).astype("float32") for s in shapes]
+
+        mod = tilelang.parse(text)
+        out_shape = reference(*inputs(0)).shape
+        return mod, name, lambda seed: inputs(seed) + [np.zeros(out_shape, "float32")], reference
+    workload = {
+        "transpose": W.transpose(64, 64),
+        "conv2d": W.conv2d(8, 16, 10, 10),
+        "depthwise": W.depthwise_conv2d(8, 10, 10),
+    }[name]
+    return tilelang.parse(workload.tir), workload.name, workload.arguments, workload.reference
+
+
+NAMES = ["pool", "scale", "transpose", "conv2d", "depthwise"]
+
+
+def _decisions(sch):
+    return [
+        (i.kind.name, sch.trace.get_decision(i)) for i in sch.trace.insts if i.kind.has_decision
+    ]
+
+
+def _check_numbers(mod, func_name, sch, make_args, reference, seed):
+    args = make_args(seed)
+    tilelang.build(sch.mod, "llvm")[func_name](*args)
+    np.testing.assert_allclose(args[-1], reference(*args[:-1]), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_first_choices_are_still_the_default_schedule(name):
+    mod, *_ = _case(name)
+    sch = apply_space(mod, RulesSpace(AVX512), seed=3, rest=0)
+    assert_structural_equal(sch.mod, default_schedule(mod, AVX512).mod)
+    assert _decisions(sch)  # the space has decisions here now
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sampled_traces_replay_and_compute_what_numpy_computes(name):
+    mod, func_name, make_args, reference = _case(name)
+    space = RulesSpace(AVX512)
+    distinct = []
+    for seed in range(8):
+        sch = apply_space(mod, space, seed)
+        replayed = replay(mod, sch.trace)
+        assert_structural_equal(replayed.mod, sch.mod)
+        if any(structural_equal(sch.mod, other) for other in distinct):
+            continue
+        distinct.append(sch.mod)
+        _check_numbers(mod, func_name, replayed, make_args, reference, seed)
+    assert len(distinct) >= 3  # the draws change the schedule, not only the trace
+
+
+def test_alone_plans_of_the_rules_and_their_draws():
+    mod = tilelang.parse(POOL)
+    (info,) = leaf_blocks(mod["pool"])
+    # 8 x 16 x 16 x 4 iterations: too little work to wake a second thread
+    assert plan_alone(info, AVX512) == AlonePlan(16, 0, False, False)
+    seen = set()
+    for seed in range(12):
+        sch = apply_space(mod, RulesSpace(AVX512), seed)
+        kinds = [i.kind.name for i in sch.trace.insts]
+        seen.add(("Parallel" in kinds, "Unroll" in kinds))
+    assert seen == {(False, False), (False, True), (True, False), (True, True)}
+    transpose = tilelang.parse(W.transpose(64, 64).tir)
+    (info,) = leaf_blocks(transpose["transpose"])
+    assert plan_alone(info, AVX512).transpose_tile == 16
+    splits = set()
+    for seed in range(12):
+        sch = apply_space(transpose, RulesSpace(AVX512), seed)
+        loops = [lp.extent.value for lp in _loops(sch.mod["transpose"].body)]
+        splits.add(tuple(loops))
+    assert (4, 4, 16, 16) in splits  # the rules' tile
+    assert len(splits) >= 3  # other tiles, or none
+
+
+def _loops(stmt):
+    from tilelang.ir.functor import StmtExprVisitor
+
+    found = []
+
+    class Loops(StmtExprVisitor):
+        def visit_for(self, node):
+            found.append(node)
+            self.generic_visit(node)
+
+    Loops().visit(stmt)
+    return found
+
+
+@pytest.mark.parametrize("name", ["conv2d", "depthwise"])
+def test_the_padding_is_computed_at_a_sampled_location(name):
+    mod, func_name, make_args, reference = _case(name)
+    space = RulesSpace(AVX512)
+    locations = set()
+    for seed in range(10):
+        sch = apply_space(mod, space, seed)
+        (location,) = [d for k, d in _decisions(sch) if k == "SampleComputeLocation"]
+        locations.add(location)
+        kinds = [i.kind.name for i in sch.trace.insts]
+        # a loop (>= 0) or inline (-2) moves the padding; root (-1) leaves it
+        assert ("ComputeAt" in kinds) == (location != -1)
+        if location >= 0:
+            # the padding block now sits in the convolution's loop nest
+            tree = Tree(sch.mod[func_name])
+            pad = tree.loops_above(find_block(tree, "pad", "test"))
+            (reader,) = get_consumers(sch.mod[func_name], "pad")
+            consumer = tree.loops_above(find_block(tree, reader, "test"))
+            assert pad and pad[0] is consumer[0]
+            _check_numbers(mod, func_name, replay(mod, sch.trace), make_args, reference, seed)
+    assert any(loc >= 0 for loc in locations)
+    assert len(locations) >= 3
+
+
+def test_forced_decisions_rebuild_the_candidate_and_a_mutation_keeps_the_others():
+    mod, *_ = _case("conv2d")
+    space = RulesSpace(AVX512)
+    parent = apply_space(mod, space, seed=5)
+    forced = decisions_of(parent.trace)
+    again = apply_space(mod, space, seed=99, forced=forced)
+    assert_structural_equal(again.mod, parent.mod)
+    assert decisions_of(again.trace) == forced
+    for seed in range(4):
+        child = mutate(mod, space, parent.trace, random.Random(seed))
+        after = decisions_of(child.trace)
+        assert len(after) == len(forced)
+        assert sum(a != b for a, b in zip(forced, after)) <= 1
+
+
+def test_tuning_an_elementwise_function_searches_the_rules_space(tmp_path):
+    mod, func_name, make_args, reference = _case("scale")
+    db = tune_tir(mod, "llvm", space="rules", max_trials=4, work_dir=tmp_path,
+                  num_trials_per_iter=2, repeat=1, min_repeat_ms=0.0, progress=False,
+                  cost_model=None)  # fmt: skip
+    records = db.records(mod, "llvm")
+    assert len(records) == 4
+    assert_structural_equal(replay(mod, records[0].as_trace()).mod, default_schedule(mod).mod)
+    assert len({str(r.as_trace()) for r in records}) == 4  # not the default four times
+    _check_numbers(mod, func_name, db.query_schedule(mod, "llvm"), make_args, reference, 2)
