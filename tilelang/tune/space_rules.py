@@ -6,10 +6,15 @@ are drawn with ``sch.sample_categorical``: the vector tile (vector width x vecto
 the row tile of the register block (1 = no row tile), the unrolling of the innermost
 reduction loop, the L1 blocking of the reduction (0 = none; it moves where the
 accumulator lives: in the output inside the k block, or in a local buffer written
-back under the outer tile) and whether the row loop is unrolled. The rules' own
-choice is always the *first* candidate of each draw, so the candidate whose every
-draw takes its first candidate is the default build's schedule: the tuner measures it
-first (:attr:`RulesSpace.first_choice_is_default`) and searches around it.
+back under the outer tile) and whether the row loop is unrolled. A block scheduled
+on its own (:mod:`tilelang.schedule.rules.alone`: elementwise, transpose, pooling)
+draws its :class:`~tilelang.schedule.rules.alone.AlonePlan`; a producer left at the
+root (a convolution's padding) draws its compute location with
+``sch.sample_compute_location`` once its consumers are scheduled. The rules' own
+choice is always the *first* candidate of each categorical draw, and a
+:class:`~tilelang.tune.space.DecisionSchedule` taking first candidates leaves a
+producer at the root, so that candidate is the default build's schedule: the tuner
+measures it first (:attr:`RulesSpace.first_choice_is_default`) and searches around it.
 
 :class:`RulesOrGenericSpace` (``space="auto"`` on CPUs) draws first between this space
 and the generic multi-level-tiling space (:mod:`tilelang.tune.space_cpu`), so the
