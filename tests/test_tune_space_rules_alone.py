@@ -13,6 +13,7 @@ import pytest
 
 import tilelang
 from tilelang.ir import assert_structural_equal
+from tilelang.ir import stmt as S
 from tilelang.ir.structural import structural_equal
 from tilelang.schedule.common import find_block
 from tilelang.schedule.navigation import get_consumers
@@ -206,3 +207,40 @@ def test_tuning_an_elementwise_function_searches_the_rules_space(tmp_path):
     assert_structural_equal(replay(mod, records[0].as_trace()).mod, default_schedule(mod).mod)
     assert len({str(r.as_trace()) for r in records}) == 4  # not the default four times
     _check_numbers(mod, func_name, db.query_schedule(mod, "llvm"), make_args, reference, 2)
+
+
+def test_the_write_back_of_a_tiled_reduction_moves_out_within_the_parallel_loop():
+    from tilelang.schedule.rules.tiling import plan_tiling
+    from tilelang.tune.space_rules import write_back_depths
+
+    small = W.matmul(64, 64, 64)
+    mod = tilelang.parse(small.tir)
+    (info,) = leaf_blocks(mod["matmul"])
+    plan = plan_tiling(info, AVX512)
+    assert plan.write_back_depth == 0  # the rules: under the innermost outer loop
+    # 64 x 64 x 64 is too little work for threads: any depth whose tile fits
+    assert write_back_depths(info, plan, AVX512) == [0, 1]
+    large = tilelang.parse(W.matmul(256, 256, 256).tir)
+    (big,) = leaf_blocks(large["matmul"])
+    # parallel (32 x 8 outer tiles, the first parallel): out to the parallel loop, no
+    # further, so each thread writes back its own tile
+    assert write_back_depths(big, plan_tiling(big, AVX512), AVX512) == [0, 1]
+    checked = 0
+    for seed in range(6):
+        sch = apply_space(large, RulesSpace(AVX512), seed)
+        if "CacheWrite" not in [i.kind.name for i in sch.trace.insts]:
+            continue  # the L1-blocked plan accumulates in the output itself
+        tree = Tree(sch.mod["matmul"])
+        above = tree.loops_above(find_block(tree, "C_local", "test"))
+        assert above[0].kind is S.ForKind.PARALLEL
+        checked += 1
+    assert checked
+    depths = set()
+    for seed in range(10):
+        sch = apply_space(mod, RulesSpace(AVX512), seed)
+        tree = Tree(sch.mod["matmul"])
+        depths.add(len(tree.loops_above(find_block(tree, "C_local", "test"))))
+        _check_numbers(
+            mod, "matmul", replay(mod, sch.trace), small.arguments, small.reference, seed
+        )
+    assert len(depths) >= 2  # written back under different loops

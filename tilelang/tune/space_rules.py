@@ -35,10 +35,10 @@ from tilelang.schedule.rules.alone import (
     transposed_extents,
 )
 from tilelang.schedule.rules.apply import is_user_scheduled, schedule_function
-from tilelang.schedule.rules.loops import largest_divisor
+from tilelang.schedule.rules.loops import MIN_PARALLEL_WORK, largest_divisor
 from tilelang.schedule.rules.machine import host_machine
 from tilelang.schedule.rules.planner import RulesPlanner
-from tilelang.schedule.rules.tiling import L1_BYTES, plan_tiling
+from tilelang.schedule.rules.tiling import L1_BYTES, outer_spatial_extents, plan_tiling
 
 #: largest row tile offered (the rules use at most 8)
 MAX_ROW_TILE = 16
@@ -46,6 +46,8 @@ MAX_ROW_TILE = 16
 VECTOR_COUNTS = (1, 2, 4)
 #: unroll factors offered for the innermost reduction loop
 UNROLL_FACTORS = (1, 2, 4, 8)
+#: the largest local accumulator a write-back moved outwards may need (16 KiB of fp32)
+MAX_LOCAL_ELEMENTS = 4096
 
 
 class RulesSpace:
@@ -140,10 +142,34 @@ def sampled_plan(sch, info, machine):
         default = plan.k_block if plan.k_block in options else 0
         k_block = _draw(sch, default, options)
     unroll_rows = bool(_draw(sch, int(plan.unroll_rows), [1 - int(plan.unroll_rows)]))
-    return attrs.evolve(
+    sampled = attrs.evolve(
         plan, vec_tile=vec_tile, row_iter=row_iter, row_tile=row_tile, k_unroll=k_unroll,
         k_block=k_block, unroll_rows=unroll_rows,
     )  # fmt: skip
+    if k_block:
+        return sampled
+    depths = write_back_depths(info, sampled, machine)
+    return attrs.evolve(sampled, write_back_depth=_draw(sch, 0, depths))
+
+
+def write_back_depths(info, plan, machine) -> list[int]:
+    """The reverse_compute_at choices of the accumulator's write-back: how many outer
+    spatial loops above the innermost one (0, the rules' choice) it may be moved out,
+    while the local tile stays within MAX_LOCAL_ELEMENTS and the write-back stays
+    inside the loop the rules run in parallel (each thread then has its own tile)."""
+    extents = outer_spatial_extents(info, plan)
+    tile = plan.vec_tile * (plan.row_tile if plan.row_iter is not None else 1)
+    first_parallel = 0  # no loop runs in parallel: nothing bounds the move
+    if info.work is None or info.work >= MIN_PARALLEL_WORK:
+        first_parallel = next((i for i, e in enumerate(extents) if e >= 2), 0)
+    depths, elements = [0], tile
+    for depth in range(1, len(extents)):
+        index = len(extents) - 1 - depth
+        elements *= extents[index + 1]
+        if elements > MAX_LOCAL_ELEMENTS or index < first_parallel:
+            break
+        depths.append(depth)
+    return depths
 
 
 def sampled_alone_plan(sch, info, machine) -> AlonePlan:
