@@ -244,3 +244,68 @@ def test_the_write_back_of_a_tiled_reduction_moves_out_within_the_parallel_loop(
             mod, "matmul", replay(mod, sch.trace), small.arguments, small.reference, seed
         )
     assert len(depths) >= 2  # written back under different loops
+
+
+BATCH_SOFTMAX = """
+@T.prim_func
+def bsoftmax(A: T.Buffer((4, 8, 64), "float32"), B: T.Buffer((4, 8, 64), "float32")):
+    T.func_attr({"global_symbol": "bsoftmax", "tir.noalias": True})
+    mx = T.alloc_buffer((4, 8), "float32")
+    e = T.alloc_buffer((4, 8, 64), "float32")
+    sm = T.alloc_buffer((4, 8), "float32")
+    for b, i, k in T.grid(4, 8, 64):
+        with T.block("maxelem"):
+            vb, vi, vk = T.axis.remap("SSR", [b, i, k])
+            with T.init():
+                mx[vb, vi] = T.float32(-3.4028234663852886e38)
+            mx[vb, vi] = T.max(mx[vb, vi], A[vb, vi, vk])
+    for b, i, k in T.grid(4, 8, 64):
+        with T.block("exp"):
+            vb, vi, vk = T.axis.remap("SSS", [b, i, k])
+            e[vb, vi, vk] = T.exp(A[vb, vi, vk] - mx[vb, vi])
+    for b, i, k in T.grid(4, 8, 64):
+        with T.block("expsum"):
+            vb, vi, vk = T.axis.remap("SSR", [b, i, k])
+            with T.init():
+                sm[vb, vi] = T.float32(0)
+            sm[vb, vi] = sm[vb, vi] + e[vb, vi, vk]
+    for b, i, k in T.grid(4, 8, 64):
+        with T.block("norm"):
+            vb, vi, vk = T.axis.remap("SSS", [b, i, k])
+            B[vb, vi, vk] = e[vb, vi, vk] / sm[vb, vi]
+"""
+
+
+def _softmax_reference(a):
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_a_row_fusion_draws_its_row_loop_and_its_vector_partial_results():
+    mod = tilelang.parse(BATCH_SOFTMAX)
+    first = apply_space(mod, RulesSpace(AVX512), seed=0, rest=0)
+    assert_structural_equal(first.mod, default_schedule(mod, AVX512).mod)
+    shapes = set()
+    for seed in range(10):
+        sch = apply_space(mod, RulesSpace(AVX512), seed)
+        decisions = [d for k, d in _decisions(sch) if k == "SampleCategorical"]
+        assert len(decisions) == 2  # the row loop (i, or b further out) and rfactor or not
+        replayed = replay(mod, sch.trace)
+        assert_structural_equal(replayed.mod, sch.mod)
+        tree = Tree(sch.mod["bsoftmax"])
+        exp = tree.loops_above(find_block(tree, "exp", "test"))
+        norm = tree.loops_above(find_block(tree, "norm", "test"))
+        shared = sum(1 for x, y in zip(exp, norm) if x is y)  # the row loop's depth + 1
+        rfactor = "RFactor" in [i.kind.name for i in sch.trace.insts]
+        shapes.add((tuple(decisions), shared, rfactor))
+        rng = np.random.default_rng(seed)
+        a = rng.standard_normal((4, 8, 64)).astype("float32")
+        out = np.zeros_like(a)
+        tilelang.build(replayed.mod, "llvm")["bsoftmax"](a, out)
+        np.testing.assert_allclose(out, _softmax_reference(a), rtol=1e-5, atol=1e-6)
+    # the producers computed under i (the rules: b and i shared with the normalising
+    # block) or under b further out; vector partial results or not (under b the
+    # rfactor is refused and the plain fusion is what runs)
+    assert {s[0][0] for s in shapes} == {0, 1} and {s[0][1] for s in shapes} == {0, 1}
+    assert {(s[0][0], s[1]) for s in shapes} == {(0, 2), (1, 1)}
+    assert {(s[0], s[2]) for s in shapes} >= {((0, 0), True), ((0, 1), False)}

@@ -8,7 +8,9 @@ reduction loop, the L1 blocking of the reduction (0 = none; it moves where the
 accumulator lives: in the output inside the k block, or in a local buffer written
 back under the outer tile) and whether the row loop is unrolled. A block scheduled
 on its own (:mod:`tilelang.schedule.rules.alone`: elementwise, transpose, pooling)
-draws its :class:`~tilelang.schedule.rules.alone.AlonePlan`; a producer left at the
+draws its :class:`~tilelang.schedule.rules.alone.AlonePlan`; a row fusion (softmax,
+layer norm) draws the anchor's loop its producers are computed at and whether their
+reductions become vector partial results; a producer left at the
 root (a convolution's padding) draws its compute location with
 ``sch.sample_compute_location`` once its consumers are scheduled. The rules' own
 choice is always the *first* candidate of each categorical draw, and a
@@ -81,6 +83,15 @@ class SampledPlanner(RulesPlanner):
 
     def alone(self, sch, info, machine):
         return sampled_alone_plan(sch, info, machine)
+
+    def row_fusion(self, sch, anchor, depth: int) -> tuple[int, tuple]:
+        """The row loop drawn among the anchor's loops down to the rules' ``depth``
+        (the rules' first; loops of one iteration are no choice), and whether the
+        reductions are split into vector partial results (the rules: yes, else no)."""
+        outer = [p for p in range(depth) if anchor.extents[p] not in (None, 1)]
+        chosen = _draw(sch, depth, outer)
+        vector = _draw(sch, 1, [0])
+        return chosen, ((True, False) if vector else (False,))
 
     def location(self, sch, func_name: str, info):
         """TVM's ``sample_compute_location`` of the producer (a loop above its

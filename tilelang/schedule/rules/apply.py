@@ -148,7 +148,8 @@ def schedule_function(sch: Schedule, func_name: str, machine, planner=None) -> S
         row = fusion.plan_row_fusion(infos, index, done)
         if row is not None:
             depth, chain = row
-            for vector_reductions in (True, False):
+            depth, attempts = planner.row_fusion(sch, info, depth)
+            for vector_reductions in attempts:
                 sch, ok = _attempt(
                     sch, _fuse_rows, func_name, info, depth, chain, machine, vector_reductions
                 )

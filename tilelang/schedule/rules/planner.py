@@ -1,11 +1,13 @@
 """Where the rules take their decisions from.
 
-:func:`.apply.schedule_function` asks a planner three questions while it schedules a
+:func:`.apply.schedule_function` asks a planner four questions while it schedules a
 function: the register-tiling plan of a reduction (:mod:`.tiling`), the plan of a
-block scheduled on its own (:mod:`.alone`), and where a producer that stays a block of
-its own is computed. :class:`RulesPlanner` answers with the rules' fixed choices; the
-tuner's rules space (:mod:`tilelang.tune.space_rules`) answers with sampling
-primitives, so the same driver builds both the default schedule and every candidate.
+block scheduled on its own (:mod:`.alone`), the loop a row's producers are computed at
+and whether their reductions become vector partial results (:mod:`.fusion`), and where
+a producer that stays a block of its own is computed. :class:`RulesPlanner` answers
+with the rules' fixed choices; the tuner's rules space
+(:mod:`tilelang.tune.space_rules`) answers with sampling primitives, so the same
+driver builds both the default schedule and every candidate.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ class RulesPlanner:
     def alone(self, sch, info, machine):
         """The :class:`~.alone.AlonePlan` for a block no other plan took."""
         return plan_alone(info, machine)
+
+    def row_fusion(self, sch, anchor, depth: int) -> tuple[int, tuple]:
+        """The anchor's loop the row's producers are computed at (the rules: the
+        deepest loop its reads of their results move along, ``depth``) and the row
+        fusions to try in order: with the reductions split into vector partial results
+        (True), then without (False)."""
+        return depth, (True, False)
 
     def location(self, sch, func_name: str, info):
         """Where to compute producer ``info`` before it is scheduled alone: a loop
