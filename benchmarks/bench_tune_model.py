@@ -156,7 +156,7 @@ def main() -> None:
         print(f"\n== {name}: {len(tasks)} tasks for {calls} calls, {args.trials} trials")
         start = time.perf_counter()
         plot = f"{args.plot}_{name}.png" if args.plot else None
-        result = tune_relax(mod, "llvm", max_trials=args.trials, work_dir=work_root / name,
+        result = tune_relax(mod, None, "llvm", work_root / name, args.trials,
                             plot=plot, progress=False, confirm=args.confirm)  # fmt: skip
         spent = time.perf_counter() - start
         print(result.table)

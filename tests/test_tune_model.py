@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tilelang
+from tilelang import meta_schedule as ms
 from tilelang import relax
 from tilelang.ir import assert_structural_equal
 from tilelang.schedule.rules import default_schedule
@@ -151,7 +152,7 @@ def test_tune_relax_shares_the_budget_and_builds_the_tuned_model(tmp_path):
     mod = _model()
     stream = io.StringIO()
     plot = tmp_path / "tasks.png"
-    result = tune_relax(mod, "llvm", max_trials=7, work_dir=tmp_path, num_trials_per_iter=2,
+    result = tune_relax(mod, None, "llvm", tmp_path, 7, num_trials_per_iter=2,
                         stream=stream, plot=plot, **FAST)  # fmt: skip
     trials = {t["name"]: t["trials"] for t in result.tasks}
     assert sum(trials.values()) == 7 == len(result.database)
@@ -178,8 +179,28 @@ def test_tune_relax_shares_the_budget_and_builds_the_tuned_model(tmp_path):
     np.testing.assert_allclose(_run(compile_relax(result.database, mod, "llvm"), args),
                                _expected(*args), rtol=1e-4, atol=1e-4)  # fmt: skip
     # a second run with the same budget measures nothing
-    again = tune_relax(mod, "llvm", max_trials=7, work_dir=tmp_path, progress=False, **FAST)
+    again = tune_relax(mod, None, "llvm", tmp_path, 7, progress=False, **FAST)
     assert len(again.database) == 7
+
+
+def test_tune_relax_takes_tvms_argument_order_and_op_names(tmp_path):
+    mod = _model()
+    names = [t.name for t in extract_tasks(mod)]
+    assert "relu" in names and len(names) > 1
+    # positional (mod, params, target, work_dir, max_trials, max_trials_per_task,
+    # op_names): the same call as ms.relax_integration.tune_relax's
+    result = tune_relax(mod, None, "llvm", tmp_path, 3, 3, ["relu"], progress=False, **FAST)
+    assert [t["name"] for t in result.tasks] == ["relu"]
+    assert len(result.database) == 3
+    db = ms.relax_integration.tune_relax(
+        mod, None, "llvm", str(tmp_path / "ms"), 2, 2, ["relu"], num_trials_per_iter=1
+    )
+    assert len(db) == 2
+    relu = next(t for t in extract_tasks(mod) if t.name == "relu")
+    assert len(db.records(relu.mod, "llvm")) == 2
+    # the earlier order (mod, target, ...) is refused with the order named
+    with pytest.raises(tilelang.ArgumentError, match="target comes third"):
+        tune_relax(mod, "llvm", max_trials=1, work_dir=tmp_path, progress=False)
 
 
 def test_task_table_and_per_task_plot(tmp_path):
@@ -214,7 +235,7 @@ def test_whole_model_tuning_on_a_local_dask_cluster(tmp_path):
                                   dashboard_address=None) as cluster:  # fmt: skip
         with distributed.Client(cluster) as client:
             with distributed.get_task_stream(client) as stream:
-                result = tune_relax(mod, "llvm", max_trials=4, work_dir=tmp_path,
+                result = tune_relax(mod, None, "llvm", tmp_path, 4,
                                     num_trials_per_iter=1, executor=client.get_executor(),
                                     progress=False, **FAST)  # fmt: skip
             workers = set(client.scheduler_info()["workers"])

@@ -51,9 +51,10 @@ def extract_tasks(mod: IRModule, target, params: dict | None = None) -> list[Ext
 
 
 def tune_relax(mod: IRModule, params: dict | None, target, work_dir: str,
-               max_trials_global: int, *, max_trials_per_task: int | None = None,
-               num_trials_per_iter: int = 64, builder="local", runner="local",
-               database="json", cost_model="xgb", measure_callbacks="default",
+               max_trials_global: int, max_trials_per_task: int | None = None,
+               op_names: list | None = None, *, num_trials_per_iter: int = 64,
+               builder="local", runner="local", database="json", cost_model="xgb",
+               measure_callbacks="default",
                task_scheduler="gradient", space="post-order-apply", strategy="evolutionary",
                num_tuning_cores="physical", seed: int | None = None):  # fmt: skip
     """Tune every task of ``mod`` into the database in ``work_dir`` and return it.
@@ -61,11 +62,13 @@ def tune_relax(mod: IRModule, params: dict | None, target, work_dir: str,
     The ``max_trials_global`` budget is shared: ``task_scheduler="gradient"`` gives
     each batch of ``num_trials_per_iter`` to the task expected to lower the model's
     latency most (after one batch each), ``"round-robin"`` to each task in turn; at
-    most ``max_trials_per_task`` each when given.
+    most ``max_trials_per_task`` each when given; only the tasks whose name contains
+    one of ``op_names`` when given. The arguments are in TVM's order, as
+    :func:`tilelang.tune.tune_relax`'s are.
     """
     from tilelang.meta_schedule.space_generator import as_space
     from tilelang.tune.tasks import extract_tasks as distinct_tasks
-    from tilelang.tune.tune_model import tune_tasks
+    from tilelang.tune.tune_model import select_tasks, tune_tasks
 
     check_components(
         builder=builder, runner=runner, database=database, cost_model=cost_model,
@@ -77,7 +80,8 @@ def tune_relax(mod: IRModule, params: dict | None, target, work_dir: str,
     executor = executor_for(num_tuning_cores)
     try:
         result = tune_tasks(
-            distinct_tasks(mod, params), target, max_trials_global, work_dir,
+            select_tasks(distinct_tasks(mod, params), op_names), target,
+            max_trials_global, work_dir,
             max_trials_per_task=max_trials_per_task, num_trials_per_iter=num_trials_per_iter,
             space=as_space(space), seed=0 if seed is None else seed, executor=executor,
             cost_model="auto" if cost_model == "xgb" else None, task_scheduler=task_scheduler,

@@ -8,7 +8,7 @@
     scheduled = compile_tir(db, mod, "llvm")
     lib = tilelang.build(scheduled, "llvm")
 
-Whole models: ``tune_relax(mod, "llvm", params, max_trials=256)`` then
+Whole models: ``tune_relax(mod, params, "llvm", "logs", 256)`` (TVM's order) then
 ``compile_relax(result.database, mod, "llvm", params)``. See docs/tuning.md.
 """
 

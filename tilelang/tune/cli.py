@@ -37,7 +37,7 @@ def tune_module(module, args):
     if _is_graph_module(module):
         from tilelang.tune.tune_model import apply_best, tune_relax
 
-        result = tune_relax(module, target, max_trials=args.tune, work_dir=args.database,
+        result = tune_relax(module, None, target, args.database, args.tune,
                             plot=args.plot, stream=sys.stderr)  # fmt: skip
         return apply_best(result.database, module, target)
     db = tune_tir(module, target, space="auto", max_trials=args.tune,

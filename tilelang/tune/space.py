@@ -53,6 +53,17 @@ class DecisionSchedule(Schedule):
                 pass  # the forced decision does not fit this loop: draw afresh
         return super().sample_perfect_tile(loop, n, max_innermost_factor)
 
+    def sample_compute_location(self, block, decision=None):
+        """As Schedule's, the location forced when there is one. A draw past the
+        forced list takes ``rest`` as every draw does, except that a ``rest`` of 0
+        ("every draw's first candidate") leaves the block at the root (-1): where a
+        schedule that issues nothing leaves it, the rules' choice."""
+        beyond = self._draws >= len(self._forced)
+        forced = self._next_forced() if decision is None else decision
+        if decision is None and beyond and forced is not None:
+            forced = -1
+        return super().sample_compute_location(block, forced)
+
     def sample_categorical(self, candidates, probs, decision=None):
         forced = self._next_forced() if decision is None else decision
         if forced is not None:

@@ -4,7 +4,7 @@
 
     from tilelang.tune import tune_relax, compile_relax
 
-    result = tune_relax(mod, "llvm", params=weights, max_trials=256, work_dir="logs")
+    result = tune_relax(mod, weights, "llvm", "logs", max_trials=256)
     print(result.table)                      # per task: best, weight, trials, model tau
     ex = compile_relax(result.database, mod, "llvm", params=weights)
 
@@ -108,11 +108,36 @@ def tune_tasks(tasks, target="llvm", max_trials: int = 64, work_dir=None, *,
     return ModelTuningResult(database, tuple(summaries), total_latency(tuners), table)
 
 
-def tune_relax(mod: IRModule, target="llvm", params: dict | None = None,
-               max_trials: int = 64, work_dir=None, **options) -> ModelTuningResult:  # fmt: skip
+def tune_relax(mod: IRModule, params: dict | None = None, target="llvm", work_dir=None,
+               max_trials: int = 64, max_trials_per_task: int | None = None,
+               op_names=None, **options) -> ModelTuningResult:  # fmt: skip
     """Extract ``mod``'s tasks (``params`` bound first) and tune them with one budget
-    (:func:`tune_tasks`'s options)."""
-    return tune_tasks(extract_tasks(mod, params), target, max_trials, work_dir, **options)
+    (:func:`tune_tasks`'s options).
+
+    The arguments come in the order of TVM's ``meta_schedule.relax_integration.
+    tune_relax`` (mod, params, target, work_dir, trials for the whole model, trials per
+    task, op_names), so a call written for one reads the same for the other.
+    ``op_names``: only the tasks whose name contains one of these strings are tuned
+    (all when None or empty)."""
+    if params is not None and not isinstance(params, dict):
+        raise ArgumentError(
+            f"tune_relax(mod, params, target, work_dir, max_trials, ...): params must be a "
+            f"dict of weights or None, not {type(params).__name__} {params!r} (the order "
+            f"is TVM's: the target comes third)"
+        )
+    tasks = select_tasks(extract_tasks(mod, params), op_names)
+    return tune_tasks(tasks, target, max_trials, work_dir,
+                      max_trials_per_task=max_trials_per_task, **options)  # fmt: skip
+
+
+def select_tasks(tasks, op_names=None) -> list:
+    """The ``tasks`` whose name contains one of ``op_names`` (TVM's filter; every task
+    when ``op_names`` is None or empty)."""
+    if not op_names:
+        return list(tasks)
+    if isinstance(op_names, str):
+        raise ArgumentError(f"op_names must be a list of names, not the string {op_names!r}")
+    return [task for task in tasks if any(name in task.name for name in op_names)]
 
 
 def apply_best(database, mod: IRModule, target, params: dict | None = None) -> IRModule:

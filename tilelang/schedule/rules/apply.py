@@ -17,10 +17,13 @@ from tilelang.errors import ScheduleError
 from tilelang.ir import stmt as S
 from tilelang.ir.function import PrimFunc
 from tilelang.ir.functor import StmtExprVisitor
+from tilelang.schedule.api_state import ROOT_MARK
 from tilelang.schedule.rules import dot, fusion, tiling
-from tilelang.schedule.rules.analysis import leaf_blocks, unit_or_invariant, vector_iter
-from tilelang.schedule.rules.loops import largest_divisor, parallel_outer, vectorize_innermost
+from tilelang.schedule.rules.alone import schedule_alone, vectorize_block
+from tilelang.schedule.rules.analysis import leaf_blocks
+from tilelang.schedule.rules.loops import parallel_outer
 from tilelang.schedule.rules.machine import host_machine
+from tilelang.schedule.rules.planner import RulesPlanner
 from tilelang.schedule.schedule import Schedule
 from tilelang.schedule.state import Tree
 
@@ -99,8 +102,11 @@ def _merge(sch, init: str, update: str, func_name: str) -> None:
 def schedule_function(sch: Schedule, func_name: str, machine, planner=None) -> Schedule:
     """The rules applied to one function of ``sch``; returns the schedule to go on with.
 
-    ``planner(sch, info, machine)`` replaces :func:`.tiling.plan_tiling` (the tuner's
-    rules space draws the plan's sizes with sampling primitives on ``sch``)."""
+    ``planner`` (default :class:`~.planner.RulesPlanner`, the rules' own choices)
+    decides the tiling plans, the plans of blocks scheduled alone and where producers
+    are computed (the tuner's rules space draws them with sampling primitives on
+    ``sch``)."""
+    planner = planner or RulesPlanner()
     # an init block written apart from its update (SEED §8) becomes the update's
     # T.init(): left apart, the update is no reduction the tiling plans know (a matmul
     # whose init runs in a nest of its own took 167 ms at 512³ against NumPy's 2.3)
@@ -115,10 +121,7 @@ def schedule_function(sch: Schedule, func_name: str, machine, planner=None) -> S
     done: set[str] = set()
 
     for index, info in enumerate(infos):
-        if planner is None:
-            plan = tiling.plan_tiling(info, machine)
-        else:
-            plan = planner(sch, info, machine)
+        plan = planner.tiling(sch, info, machine)
         if plan is None:
             continue
         readers = fusion.consumers_of(infos, index)
@@ -145,7 +148,8 @@ def schedule_function(sch: Schedule, func_name: str, machine, planner=None) -> S
         row = fusion.plan_row_fusion(infos, index, done)
         if row is not None:
             depth, chain = row
-            for vector_reductions in (True, False):
+            depth, attempts = planner.row_fusion(sch, info, depth)
+            for vector_reductions in attempts:
                 sch, ok = _attempt(
                     sch, _fuse_rows, func_name, info, depth, chain, machine, vector_reductions
                 )
@@ -164,11 +168,25 @@ def schedule_function(sch: Schedule, func_name: str, machine, planner=None) -> S
             if ok:
                 done.add(info.name)
                 continue
+        if info.write is not None and info.write.buffer not in outputs:
+            location = planner.location(sch, func_name, info)
+            # consumers (later blocks) are scheduled already: their loops are the
+            # candidates, as in TVM's RandomComputeLocation; at the root nothing moves
+            if location is not None and sch.get(location) is not ROOT_MARK:
+                sch, ok = _attempt(sch, _compute_at, func_name, info.name, location)
+                if ok:
+                    done.add(info.name)
+                    continue
         if info.is_reduction:
             sch, _ = _attempt(sch, _local_accumulator, func_name, info)
-        sch, _ = _attempt(sch, _schedule_alone, func_name, info, machine)
+        plan = planner.alone(sch, info, machine)
+        sch, _ = _attempt(sch, schedule_alone, func_name, info, machine, plan)
         done.add(info.name)
     return sch
+
+
+def _compute_at(sch, func_name, name, location) -> None:
+    sch.compute_at(sch.get_block(name, func_name), location)
 
 
 def _fuse_rows(sch, func_name, anchor, depth, chain, machine, vector_reductions) -> None:
@@ -179,104 +197,12 @@ def _fuse_rows(sch, func_name, anchor, depth, chain, machine, vector_reductions)
         if info is None:
             rfactors.append((block, fusion.prepare_rfactor(sch, block)))
         else:
-            _vectorize_block(sch, block, info, machine)
+            vectorize_block(sch, block, info, machine)
     loops = sch.get_loops(blocks[-1][0])[: depth + 1]
     lanes = machine.lanes(anchor.write.buffer.dtype)  # the elementwise blocks' width
     parallel_outer(sch, loops, anchor.extents[: depth + 1], work=anchor.work, lanes=lanes)
     for block, reduction_loop in rfactors:  # inits split off once every loop kind is set
         fusion.finish_rfactor(sch, block, reduction_loop)
-
-
-def _vectorize_block(sch, block, info, machine, innermost=None) -> bool:
-    """Vectorise the block's innermost loop when it is spatial, every access moves by
-    0 or 1 element along it, and nothing in the body is conditional (a vector lane
-    must never load what its condition guards against)."""
-    if info.write is None or info.is_reduction or not fusion.is_unconditional(info):
-        return False
-    loops = sch.get_loops(block)
-    innermost = len(info.loops) - 1 if innermost is None else innermost
-    # The innermost loop still binds the iterator the block's last loop bound (the
-    # rules only split it or move a contiguous iterator there first).
-    bound = [iv for iv in info.iter_vars if info.loop_of(iv) == innermost]
-    if bound and not unit_or_invariant(info, bound[0]):
-        return False
-    extent = fusion.loop_extent(sch, loops[-1])
-    if extent is None:
-        return False
-    return vectorize_innermost(sch, loops[-1], machine.lanes(info.write.buffer.dtype), extent)
-
-
-def _schedule_alone(sch, func_name, info, machine) -> None:
-    """Loop order with the contiguous output iterator innermost (spatial blocks), a
-    vectorised inner loop and a parallel outer loop."""
-    block = sch.get_block(info.name, func_name)
-    loops = sch.get_loops(block)
-    vec = vector_iter(info)
-    extents = list(info.extents)
-    vectorised = False
-    if not info.is_reduction and vec is not None:
-        pos = info.loop_of(vec)
-        if pos != len(loops) - 1:
-            order = [lp for p, lp in enumerate(loops) if p != pos] + [loops[pos]]
-            sch.reorder(*order)
-            extents = [e for p, e in enumerate(extents) if p != pos] + [extents[pos]]
-            loops = order
-        vectorised = _tile_transposed(sch, block, info, vec, machine)
-        if not vectorised:
-            vectorised = _vectorize_block(sch, block, info, machine, innermost=pos)
-    loops = sch.get_loops(block)
-    if info.is_reduction:
-        first_reduce = min(info.loop_of(iv) for iv in info.reduce)
-        outer = loops[:first_reduce]
-    else:
-        outer = loops[:-1] if len(loops) > 1 else loops
-    extents = [fusion.loop_extent(sch, lp) for lp in outer]
-    lanes = machine.lanes(info.write.buffer.dtype) if vectorised else 1
-    parallel_outer(sch, outer, extents, work=info.work, lanes=lanes)
-
-
-#: bytes of a transposed read's contiguous run per tile: a few cache lines in a row,
-#: which the hardware prefetcher follows (one line per row, a 16x16 float tile, was
-#: 1.7x slower on a 2048x2048 transpose than 64 rows by 16 columns)
-TRANSPOSE_RUN_BYTES = 256
-
-
-def _tile_transposed(sch, block, info, vec, machine) -> bool:
-    """A read that strides along the output's contiguous iterator but is contiguous
-    along another (a transpose): the other iterator's loop is tiled to a run of
-    TRANSPOSE_RUN_BYTES of the read, the contiguous one to a vector, which is
-    vectorised (a gather from the read, a vector store of the output). A tile's lines
-    stay in cache while it is read across. True when it tiled and vectorised."""
-    lanes = machine.lanes(info.write.buffer.dtype)
-    for read in info.reads:
-        if read.strides.get(id(vec.var)) in (0, 1):
-            continue
-        other = [iv for iv in info.spatial if iv is not vec and read.strides.get(id(iv.var)) == 1]
-        if not other:
-            continue
-        rows, cols = info.extent_of(other[0]), info.extent_of(vec)
-        if rows is None or cols is None or cols % lanes or cols <= lanes:
-            return False
-        run = largest_divisor(rows, max(lanes, TRANSPOSE_RUN_BYTES * 8 // read.buffer.dtype.bits))
-        if run < 2:
-            return False
-        loops = sch.get_loops(block)
-        # where the other iterator's loop is now that ``vec``'s loop is innermost
-        position = info.loop_of(other[0])
-        position -= position > info.loop_of(vec)
-        if position != len(loops) - 2:
-            return False
-        col_o, col_i = sch.split(loops[-1], [None, lanes])
-        if run < rows:
-            row_o, row_i = sch.split(loops[-2], [None, run])
-            sch.reorder(row_o, col_o, row_i, col_i)
-        else:  # the whole extent is one run
-            sch.reorder(col_o, loops[-2], col_i)
-        if not fusion.is_unconditional(info):
-            return False  # tiled, not vectorised (_vectorize_block refuses it too)
-        sch.vectorize(col_i)
-        return True
-    return False
 
 
 def _local_accumulator(sch, func_name, info) -> None:

@@ -29,13 +29,15 @@ def vector_tile(extent: int, lanes: int, max_vectors: int) -> int:
     return largest_divisor(extent, lanes * max_vectors)
 
 
-def vectorize_innermost(sch, loop, lanes: int, extent: int) -> bool:
-    """Vectorise ``loop`` (``extent`` iterations), split into whole vectors of
-    ``lanes`` first when it is longer. False when it cannot be vectorised (a reduction
-    loop, a non-divisible extent too long for one vector)."""
+def vectorize_innermost(sch, loop, lanes: int, extent: int, width: int | None = None) -> bool:
+    """Vectorise ``loop`` (``extent`` iterations), split into vectors of ``width``
+    elements first when it is longer (default: one vector of ``lanes`` when the loop is
+    longer than four, else the whole loop). False when it cannot be vectorised (a
+    reduction loop, a non-divisible extent too long for one vector)."""
     try:
-        if extent > 4 * lanes:
-            width = vector_tile(extent, lanes, 1)
+        if width is None:
+            width = vector_tile(extent, lanes, 1) if extent > 4 * lanes else extent
+        if width < extent:
             if width < 2:
                 return False
             loop = sch.split(loop, [None, width])[1]

@@ -41,6 +41,10 @@ class TilePlan:
     k_block: int = 0  # > 0: the large-operand plan (see apply_tiling)
     unroll_rows: bool = True  # unroll the row loop ourselves (else LLVM may)
     lanes: int = 1  # elements per vector instruction along vec_iter
+    # where the accumulator is written back: under the innermost outer spatial loop
+    # (0), or that many outer loops further out (a larger local tile, written back
+    # less often; see outer_spatial_extents)
+    write_back_depth: int = 0
 
 
 def plan_tiling(info: BlockInfo, machine) -> TilePlan | None:
@@ -156,7 +160,7 @@ def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers
 
     write_back = sch.cache_write(block, 0, "local")
     if spatial_outer:
-        sch.reverse_compute_at(write_back, spatial_outer[-1])
+        sch.reverse_compute_at(write_back, spatial_outer[-1 - plan.write_back_depth])
     for name in consumers:
         try:
             sch.reverse_compute_inline(sch.get_block(name, func_name))
@@ -183,6 +187,26 @@ def apply_tiling(sch, func_name: str, info: BlockInfo, plan: TilePlan, consumers
     init = sch.decompose_reduction(block, reduce_loops[0])
     _vectorize_tile(sch, init, len(tile_loops) if plan.unroll_rows else 1)
     _vectorize_tile(sch, write_back, len(tile_loops) if plan.unroll_rows else 1)
+
+
+def outer_spatial_extents(info: BlockInfo, plan: TilePlan) -> list[int]:
+    """The extents of the spatial loops :func:`apply_tiling` keeps outside the
+    reduction (outermost first; not for the blocked plan): each spatial loop, the
+    vector and row loops divided by their tiles, those a tile covers whole left out."""
+    reduce = {info.loop_of(iv) for iv in info.reduce}
+    tiles = {info.loop_of(plan.vec_iter): plan.vec_tile}
+    if plan.row_iter is not None:
+        tiles[info.loop_of(plan.row_iter)] = plan.row_tile
+    out = []
+    for p, extent in enumerate(info.extents):
+        if p in reduce:
+            continue
+        if p in tiles:
+            if tiles[p] < extent:
+                out.append(extent // tiles[p])
+        else:
+            out.append(extent)
+    return out
 
 
 def _apply_blocked(sch, block, loops, info, plan, outer, inner, vec_pos, row_pos) -> None:
