@@ -357,7 +357,10 @@ class BufferLoad(PrimExpr):
 
     @property
     def dtype(self) -> DataType:
-        lanes = max((ix.dtype.lanes for ix in self.indices), default=1)
+        lanes = 1  # a loop, not max() over a generator: asked for on every load built
+        for index in self.indices:
+            if index.dtype.lanes > lanes:
+                lanes = index.dtype.lanes
         return self.buffer.dtype.with_lanes(lanes) if lanes > 1 else self.buffer.dtype
 
 

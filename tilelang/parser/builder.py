@@ -99,9 +99,12 @@ class FunctionBuilder(StmtBuilderMixin):
         if found is None:
             return None
         line, column, end_line, end_column = found
-        lines, columns = self.source.line_offset, self.source.column_offset
+        source = self.source
+        lines, columns = source.line_offset, source.column_offset
+        if not (lines or columns):  # a whole file: positions as they are
+            return Span(source.path, line, column, end_line, end_column)
         return Span(
-            self.source.path, line + lines, column + columns, end_line + lines, end_column + columns
+            source.path, line + lines, column + columns, end_line + lines, end_column + columns
         )
 
     def stmt_span(self, tree) -> Span | None:
@@ -147,9 +150,10 @@ class FunctionBuilder(StmtBuilderMixin):
 
     def lookup(self, token):
         name = str(token)
-        value = self.scopes.lookup(name)
-        if value is not MISSING:
-            return value
+        for frame in reversed(self.scopes.frames):  # ScopeStack.lookup, inlined (hot)
+            value = frame.get(name, MISSING)
+            if value is not MISSING:
+                return value
         if name in self.constants:
             return self.constants[name]
         if name in calls.BUILTINS:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 import numbers
 
 from lark import Token, Tree
@@ -108,6 +109,9 @@ class ExprBuilder:
     def eval_string(self, tree):
         parts = []
         for token in tree.children:
+            if _PLAIN_STRING.fullmatch(token):  # "name": its text, without ast's compile
+                parts.append(token[1:-1])
+                continue
             try:
                 value = ast.literal_eval(str(token))
             except (ValueError, SyntaxError):
@@ -327,15 +331,17 @@ class ExprBuilder:
 
     def index(self, tree) -> PrimExpr:
         value = self.eval(tree)
-        if isinstance(value, bool) or not isinstance(value, (int, PrimExpr)):
+        if isinstance(value, PrimExpr):
+            if value.dtype.code not in ("int", "uint"):
+                raise self.ctx.error(
+                    tree,
+                    f"a buffer index must be an integer, got a {value.dtype} expression",
+                    cls=self.ctx.type_error_cls,
+                )
+            return value
+        if isinstance(value, bool) or not isinstance(value, int):
             raise self.ctx.error(tree, f"a buffer index must be an integer, got {describe(value)}")
-        if isinstance(value, PrimExpr) and not value.dtype.element_of().is_integer():
-            raise self.ctx.error(
-                tree,
-                f"a buffer index must be an integer, got a {value.dtype} expression",
-                cls=self.ctx.type_error_cls,
-            )
-        return convert(value) if isinstance(value, int) else value
+        return convert(value)
 
     def slice_bounds(self, tree, buffer: Buffer, axis: int):
         """``lo, hi`` of a slice of ``buffer``'s ``axis``: an open end is the axis's
@@ -442,6 +448,9 @@ class ExprBuilder:
             body = Let(var, value, body, span=self.span(tree))
         return body
 
+
+#: a string literal without prefix, escapes or inner quotes: its value is its inside
+_PLAIN_STRING = re.compile(r""""[^"\\\n\r\0]*"|'[^'\\\n\r\0]*'""")
 
 #: ``T.<member>`` values found so far, by dotted member name
 _T_MEMBERS: dict = {}

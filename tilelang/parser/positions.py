@@ -76,6 +76,12 @@ def last_token(node) -> Token | None:
 
 def bounds(node) -> tuple | None:
     """``(line, column, end_line, end_column)`` of ``node`` (1-based, end exclusive)."""
+    if type(node) is Token:  # a name, a literal: asked for very often
+        if node.line is None:
+            return None
+        if node.end_line is None:
+            return node.line, node.column, node.line, node.column
+        return node.line, node.column, node.end_line, node.end_column
     first, last = first_token(node), last_token(node)
     if first is None or first.line is None:
         return None
