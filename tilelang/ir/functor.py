@@ -34,9 +34,15 @@ from tilelang.ir.stmt import SeqStmt, seq_stmt
 
 
 def _walk_fields(cls: type) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        (name, role) for name, role in node_fields(cls) if role in ("child", "ref", "define")
-    )
+    cached = _WALK_FIELDS.get(cls)  # asked for every node of every walk: made once per class
+    if cached is None:
+        cached = _WALK_FIELDS[cls] = tuple(
+            (name, role) for name, role in node_fields(cls) if role in ("child", "ref", "define")
+        )
+    return cached
+
+
+_WALK_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
 
 
 class NodeFunctor:

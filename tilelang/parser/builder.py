@@ -111,18 +111,20 @@ class FunctionBuilder(StmtBuilderMixin):
         """The span of a statement that starts with a keyword (``for``, ``if``,
         ``with``...): keywords are not kept in the tree, and such a statement starts
         where its first line's indentation ends."""
-        span = self.span(tree)
-        if span is None:
+        found = bounds(tree)
+        if found is None:
             return None
+        line, column, end_line, end_column = found
         lines = self._lines
         if lines is None:
             lines = self._lines = self.source.text.splitlines()
-        local_line = span.line - self.source.line_offset
-        if 1 <= local_line <= len(lines):
-            text = lines[local_line - 1]
-            column = len(text) - len(text.lstrip()) + 1 + self.source.column_offset
-            return Span(span.source, span.line, column, span.end_line, span.end_column)
-        return span
+        source = self.source
+        if 1 <= line <= len(lines):
+            text = lines[line - 1]
+            column = len(text) - len(text.lstrip()) + 1
+        offset = source.line_offset
+        column += source.column_offset
+        return Span(source.path, line + offset, column, end_line + offset, end_column + source.column_offset)
 
     def error(self, where, message: str, cls=None):
         """A located error to raise."""
@@ -162,7 +164,10 @@ class FunctionBuilder(StmtBuilderMixin):
             return self.module
         kind = self.aliases.names.get(name)
         if kind is not None:
-            return Namespace(kind)
+            namespace = _NAMESPACES.get(kind)
+            if namespace is None:  # one per kind: T, I, tvm... (nothing changes them)
+                namespace = _NAMESPACES[kind] = Namespace(kind)
+            return namespace
         if name in self.closed_block_vars:
             raise self.error(
                 token,
@@ -276,6 +281,9 @@ class FunctionBuilder(StmtBuilderMixin):
             writes=() if writes else root.block.writes,
         )
         return attrs.evolve(root, block=block)
+
+
+_NAMESPACES: dict = {}
 
 
 def _later_definition(text: str, name: str, line: int) -> int | None:

@@ -62,9 +62,12 @@ class ExprBuilder:
     def eval(self, tree):
         """The value of an expression tree."""
         # one dict look-up per node: building a large file evaluates millions of them
-        method = _EVALUATORS.get(tree.data) if type(tree) is Tree else None
-        if method is not None:
-            return method(self, tree)
+        if type(tree) is Tree:
+            if tree.data == "name":  # the most common node, resolved without a call
+                return self.ctx.lookup(tree.children[0])
+            method = _EVALUATORS.get(tree.data)
+            if method is not None:
+                return method(self, tree)
         if isinstance(tree, Token):
             return self.ctx.error(tree, f"unexpected {tree!s}")
         method = getattr(self, "eval_" + tree.data, None)
