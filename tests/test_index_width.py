@@ -108,9 +108,7 @@ def f(A: T.Buffer((65536, 32769), "int8")):
         (("m",), "int64", None),
     ],
 )
-def test_an_allocation_without_a_flat_buffer_is_sized_in_int64_past_int32(
-    extents, dtype, value
-):
+def test_an_allocation_without_a_flat_buffer_is_sized_in_int64_past_int32(extents, dtype, value):
     from tilelang.arith import simplify
     from tilelang.ir import const
     from tilelang.ir.convert import const_int_value

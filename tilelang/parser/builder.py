@@ -115,16 +115,17 @@ class FunctionBuilder(StmtBuilderMixin):
         if found is None:
             return None
         line, column, end_line, end_column = found
-        lines = self._lines
-        if lines is None:
-            lines = self._lines = self.source.text.splitlines()
+        text_lines = self._lines
+        if text_lines is None:
+            text_lines = self._lines = self.source.text.splitlines()
         source = self.source
-        if 1 <= line <= len(lines):
-            text = lines[line - 1]
+        if 1 <= line <= len(text_lines):
+            text = text_lines[line - 1]
             column = len(text) - len(text.lstrip()) + 1
-        offset = source.line_offset
-        column += source.column_offset
-        return Span(source.path, line + offset, column, end_line + offset, end_column + source.column_offset)
+        lines, columns = source.line_offset, source.column_offset
+        return Span(
+            source.path, line + lines, column + columns, end_line + lines, end_column + columns
+        )
 
     def error(self, where, message: str, cls=None):
         """A located error to raise."""

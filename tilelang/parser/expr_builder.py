@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import ast
 import difflib
-import re
 import numbers
+import re
 
 from lark import Token, Tree
 
