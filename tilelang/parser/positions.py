@@ -79,8 +79,6 @@ def bounds(node) -> tuple | None:
     if type(node) is Token:  # a name, a literal: asked for very often
         if node.line is None:
             return None
-        if node.end_line is None:
-            return node.line, node.column, node.line, node.column
         return node.line, node.column, node.end_line, node.end_column
     # first_token and last_token, inlined for the usual short walks (spans are made
     # for most nodes the builder creates)
