@@ -119,6 +119,11 @@ class _IntervalEval(NodeFunctor):
         self._uses_cache: dict[int, bool] = {}
 
     def uses_relaxed(self, expr: E.PrimExpr) -> bool:
+        # the usual index, a variable or a constant, answered without a walk
+        if type(expr) is E.Var:
+            return expr in self.ranges or expr in self.bindings
+        if type(expr) is E.IntImm:
+            return False
         key = id(expr)
         cached = self._uses_cache.get(key)
         if cached is None:

@@ -110,16 +110,28 @@ class Buffer(Node):
 def dense_strides(shape) -> tuple:
     """Row-major strides, in elements, for ``shape``."""
     strides, running = [], E.IntImm(INT32, 1)
-    for extent in reversed(tuple(shape)):
+    shape = tuple(shape)
+    for extent in reversed(shape[1:]):
         strides.append(running)
         running = _fold_mul(running, convert(extent))
+    if shape:
+        # the outermost extent scales no stride: the whole product (2**31 for a
+        # (65536, 32768) buffer) need not fit the shape's type
+        strides.append(running)
     return tuple(reversed(strides))
 
 
 def _fold_mul(a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
     ca, cb = const_int_value(a), const_int_value(b)
     if ca is not None and cb is not None and a.dtype == b.dtype:
-        return E.IntImm(a.dtype, ca * cb)
+        product = ca * cb
+        low, high = a.dtype.value_range()
+        if low <= product <= high:
+            return E.IntImm(a.dtype, product)
+        if a.dtype.is_int() and -(2**63) <= product < 2**63:
+            # a count past int32 (a (65536, 32768) buffer's 2**31 elements) is an
+            # int64 constant, not an out-of-range int32 one
+            return E.IntImm(INT64, product)
     if ca == 1:
         return b
     return binary("mul", a, b)

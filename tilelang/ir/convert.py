@@ -26,6 +26,12 @@ _INT32_RANGE = range(-(2**31), 2**31)
 
 def const(value, dtype=None, span=None) -> E.PrimExpr:
     """A constant of ``dtype`` (inferred from the Python value when omitted)."""
+    if type(value) is int and (dtype is None or dtype is INT32 or dtype == "int32"):
+        # the common case, taken directly: the parser makes one for most literals
+        if -(2**31) <= value < 2**31:
+            return E.IntImm(INT32, value, span=span)
+    elif type(value) is bool and dtype is None:  # every block's T.where(True)
+        return E.IntImm(BOOL, int(value), span=span)
     if dtype is None:
         if isinstance(value, (bool,)) or type(value).__name__ == "bool_":
             dtype = BOOL

@@ -146,6 +146,13 @@ class SizeVar(Var):
     """A variable known to be non-negative (a symbolic size)."""
 
 
+#: the value ranges of the scalar integer and bool types, looked up by every IntImm
+_INT_RANGES = {
+    DataType(name): DataType(name).value_range()
+    for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+}
+
+
 @attrs.frozen(eq=False, repr=False)
 class IntImm(PrimExpr):
     """An integer (or bool) constant."""
@@ -155,9 +162,12 @@ class IntImm(PrimExpr):
     span: object = span_field()
 
     def __attrs_post_init__(self):
-        if not (self.dtype.is_integer() or self.dtype.is_bool()):
-            raise TIRTypeError(f"IntImm needs an integer or bool dtype, not {self.dtype}")
-        low, high = self.dtype.value_range()
+        bounds = _INT_RANGES.get(self.dtype)  # integer and bool scalar types
+        if bounds is None:
+            if not (self.dtype.is_integer() or self.dtype.is_bool()):
+                raise TIRTypeError(f"IntImm needs an integer or bool dtype, not {self.dtype}")
+            bounds = self.dtype.value_range()
+        low, high = bounds
         if not low <= self.value <= high:
             # as TVM's IntImm: a constant is a value of its type, never a wider one
             raise TIRTypeError(f"the constant {self.value} is out of the range of {self.dtype}")
@@ -347,7 +357,10 @@ class BufferLoad(PrimExpr):
 
     @property
     def dtype(self) -> DataType:
-        lanes = max((ix.dtype.lanes for ix in self.indices), default=1)
+        lanes = 1  # a loop, not max() over a generator: asked for on every load built
+        for index in self.indices:
+            if index.dtype.lanes > lanes:
+                lanes = index.dtype.lanes
         return self.buffer.dtype.with_lanes(lanes) if lanes > 1 else self.buffer.dtype
 
 

@@ -29,14 +29,20 @@ import attrs
 
 from tilelang.ir.buffer import Buffer
 from tilelang.ir.expr import Var
-from tilelang.ir.node import Node, deep_recursion, in_deep_traversal, node_fields
+from tilelang.ir.node import TRAVERSAL_DEPTH, Node, deep_recursion, node_fields
 from tilelang.ir.stmt import SeqStmt, seq_stmt
 
 
 def _walk_fields(cls: type) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        (name, role) for name, role in node_fields(cls) if role in ("child", "ref", "define")
-    )
+    cached = _WALK_FIELDS.get(cls)  # asked for every node of every walk: made once per class
+    if cached is None:
+        cached = _WALK_FIELDS[cls] = tuple(
+            (name, role) for name, role in node_fields(cls) if role in ("child", "ref", "define")
+        )
+    return cached
+
+
+_WALK_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
 
 
 class NodeFunctor:
@@ -52,7 +58,7 @@ class NodeFunctor:
         method = table.get(type(node))
         if method is None:
             method = table[type(node)] = self._resolve(type(node))
-        if in_deep_traversal():
+        if TRAVERSAL_DEPTH[0]:  # in_deep_traversal(), inlined: every node passes here
             return method(self, node)
         with deep_recursion():
             return method(self, node)

@@ -171,6 +171,9 @@ _CHILDREN_CACHE: dict[type, tuple[str, ...]] = {}
 # the limit while a traversal runs is safe; it is restored when the outermost one ends.
 DEEP_RECURSION_LIMIT = 200_000
 _depth = [0]
+#: ``[depth]`` of the deep traversals under way, for hot loops that cannot afford a
+#: call to :func:`in_deep_traversal` (the functors' dispatch)
+TRAVERSAL_DEPTH = _depth
 
 
 @contextmanager

@@ -99,27 +99,33 @@ class FunctionBuilder(StmtBuilderMixin):
         if found is None:
             return None
         line, column, end_line, end_column = found
-        lines, columns = self.source.line_offset, self.source.column_offset
+        source = self.source
+        lines, columns = source.line_offset, source.column_offset
+        if not (lines or columns):  # a whole file: positions as they are
+            return Span(source.path, line, column, end_line, end_column)
         return Span(
-            self.source.path, line + lines, column + columns, end_line + lines, end_column + columns
+            source.path, line + lines, column + columns, end_line + lines, end_column + columns
         )
 
     def stmt_span(self, tree) -> Span | None:
         """The span of a statement that starts with a keyword (``for``, ``if``,
         ``with``...): keywords are not kept in the tree, and such a statement starts
         where its first line's indentation ends."""
-        span = self.span(tree)
-        if span is None:
+        found = bounds(tree)
+        if found is None:
             return None
-        lines = self._lines
-        if lines is None:
-            lines = self._lines = self.source.text.splitlines()
-        local_line = span.line - self.source.line_offset
-        if 1 <= local_line <= len(lines):
-            text = lines[local_line - 1]
-            column = len(text) - len(text.lstrip()) + 1 + self.source.column_offset
-            return Span(span.source, span.line, column, span.end_line, span.end_column)
-        return span
+        line, column, end_line, end_column = found
+        text_lines = self._lines
+        if text_lines is None:
+            text_lines = self._lines = self.source.text.splitlines()
+        source = self.source
+        if 1 <= line <= len(text_lines):
+            text = text_lines[line - 1]
+            column = len(text) - len(text.lstrip()) + 1
+        lines, columns = source.line_offset, source.column_offset
+        return Span(
+            source.path, line + lines, column + columns, end_line + lines, end_column + columns
+        )
 
     def error(self, where, message: str, cls=None):
         """A located error to raise."""
@@ -147,9 +153,10 @@ class FunctionBuilder(StmtBuilderMixin):
 
     def lookup(self, token):
         name = str(token)
-        value = self.scopes.lookup(name)
-        if value is not MISSING:
-            return value
+        for frame in reversed(self.scopes.frames):  # ScopeStack.lookup, inlined (hot)
+            value = frame.get(name, MISSING)
+            if value is not MISSING:
+                return value
         if name in self.constants:
             return self.constants[name]
         if name in calls.BUILTINS:
@@ -158,7 +165,10 @@ class FunctionBuilder(StmtBuilderMixin):
             return self.module
         kind = self.aliases.names.get(name)
         if kind is not None:
-            return Namespace(kind)
+            namespace = _NAMESPACES.get(kind)
+            if namespace is None:  # one per kind: T, I, tvm... (nothing changes them)
+                namespace = _NAMESPACES[kind] = Namespace(kind)
+            return namespace
         if name in self.closed_block_vars:
             raise self.error(
                 token,
@@ -272,6 +282,9 @@ class FunctionBuilder(StmtBuilderMixin):
             writes=() if writes else root.block.writes,
         )
         return attrs.evolve(root, block=block)
+
+
+_NAMESPACES: dict = {}
 
 
 def _later_definition(text: str, name: str, line: int) -> int | None:

@@ -114,7 +114,8 @@ def call_function(ctx, entry: F.TIRFunction, tree, arguments=None, values=None):
     values = {name: _argument(ctx, entry, name, given, evaluated) for name, given in named.items()}
     extra_values = [_argument(ctx, entry, entry.var_positional, t, evaluated) for t in extra]
     try:
-        return entry.call(values, extra_values, ctx.span(tree))
+        # a span only for the entries that keep one (finding it walks the tree)
+        return entry.call(values, extra_values, ctx.span(tree) if entry.takes_span else None)
     except F.ArgError as exc:
         where = named.get(exc.param) if exc.param else None
         if where is None and exc.param == entry.var_positional and extra:

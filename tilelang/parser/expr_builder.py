@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import difflib
 import numbers
+import re
 
 from lark import Token, Tree
 
@@ -60,6 +61,13 @@ class ExprBuilder:
 
     def eval(self, tree):
         """The value of an expression tree."""
+        # one dict look-up per node: building a large file evaluates millions of them
+        if type(tree) is Tree:
+            if tree.data == "name":  # the most common node, resolved without a call
+                return self.ctx.lookup(tree.children[0])
+            method = _EVALUATORS.get(tree.data)
+            if method is not None:
+                return method(self, tree)
         if isinstance(tree, Token):
             return self.ctx.error(tree, f"unexpected {tree!s}")
         method = getattr(self, "eval_" + tree.data, None)
@@ -104,6 +112,9 @@ class ExprBuilder:
     def eval_string(self, tree):
         parts = []
         for token in tree.children:
+            if _PLAIN_STRING.fullmatch(token):  # "name": its text, without ast's compile
+                parts.append(token[1:-1])
+                continue
             try:
                 value = ast.literal_eval(str(token))
             except (ValueError, SyntaxError):
@@ -157,6 +168,8 @@ class ExprBuilder:
         return result
 
     def eval_testlist(self, tree):
+        if len(tree.children) == 1:
+            return self.eval(tree.children[0])
         values = [self.eval(child) for child in tree.children]
         return values[0] if len(values) == 1 else tuple(values)
 
@@ -206,24 +219,32 @@ class ExprBuilder:
             entry = F.TABLE.get(full)
             if entry is not None:
                 return entry
-            if full == "axis":
-                return Namespace("T", "axis")
-            if not space.prefix and is_valid_dtype(name):
-                return F.DTypeFunction(DataType(name))
-            if full in ("handle", "Ptr"):
-                return F.DTypeFunction(DataType("handle"))
-            if full == "boolean":  # TVM's other spelling of T.bool
-                return F.DTypeFunction(DataType("bool"))
-            if full in ("let", "Let", "prim_func"):
-                return SpecialName(full)
-            known = [key for key in list(F.TABLE) + list(F.SPECIAL_NAMES)]
-            known += ["int32", "int64", "float32", "float16", "float64", "bool", "handle"]
-            guess = difflib.get_close_matches(full, known, n=1, cutoff=0.6)
-            hint = f"; did you mean T.{guess[0]}?" if guess else ""
-            raise self.ctx.error(tree, f"unknown function T.{full}{hint}")
+            # the other T.* members (dtypes, T.axis...) are immutable values: made once
+            found = _T_MEMBERS.get(full)
+            if found is None:
+                found = _T_MEMBERS[full] = self.t_member(space, name, full, tree)
+            return found
         if space.kind in ("I", "tvm"):
             return Namespace(space.kind, full)
         raise self.ctx.error(tree, f"unknown name {space.kind}.{full}")
+
+    def t_member(self, space: Namespace, name: str, full: str, tree):
+        """``T.<full>``'s value, or a located error naming the closest known member."""
+        if full == "axis":
+            return Namespace("T", "axis")
+        if not space.prefix and is_valid_dtype(name):
+            return F.DTypeFunction(DataType(name))
+        if full in ("handle", "Ptr"):
+            return F.DTypeFunction(DataType("handle"))
+        if full == "boolean":  # TVM's other spelling of T.bool
+            return F.DTypeFunction(DataType("bool"))
+        if full in ("let", "Let", "prim_func"):
+            return SpecialName(full)
+        known = [key for key in list(F.TABLE) + list(F.SPECIAL_NAMES)]
+        known += ["int32", "int64", "float32", "float16", "float64", "bool", "handle"]
+        guess = difflib.get_close_matches(full, known, n=1, cutoff=0.6)
+        hint = f"; did you mean T.{guess[0]}?" if guess else ""
+        raise self.ctx.error(tree, f"unknown function T.{full}{hint}")
 
     def buffer_member(self, buffer: Buffer, name: str, tree):
         if name == "data":
@@ -313,15 +334,17 @@ class ExprBuilder:
 
     def index(self, tree) -> PrimExpr:
         value = self.eval(tree)
-        if isinstance(value, bool) or not isinstance(value, (int, PrimExpr)):
+        if isinstance(value, PrimExpr):
+            if value.dtype.code not in ("int", "uint"):
+                raise self.ctx.error(
+                    tree,
+                    f"a buffer index must be an integer, got a {value.dtype} expression",
+                    cls=self.ctx.type_error_cls,
+                )
+            return value
+        if isinstance(value, bool) or not isinstance(value, int):
             raise self.ctx.error(tree, f"a buffer index must be an integer, got {describe(value)}")
-        if isinstance(value, PrimExpr) and not value.dtype.element_of().is_integer():
-            raise self.ctx.error(
-                tree,
-                f"a buffer index must be an integer, got a {value.dtype} expression",
-                cls=self.ctx.type_error_cls,
-            )
-        return convert(value) if isinstance(value, int) else value
+        return convert(value)
 
     def slice_bounds(self, tree, buffer: Buffer, axis: int):
         """``lo, hi`` of a slice of ``buffer``'s ``axis``: an open end is the axis's
@@ -427,6 +450,20 @@ class ExprBuilder:
         for var, value in reversed(bindings):
             body = Let(var, value, body, span=self.span(tree))
         return body
+
+
+#: a string literal without prefix, escapes or inner quotes: its value is its inside
+_PLAIN_STRING = re.compile(r""""[^"\\\n\r\0]*"|'[^'\\\n\r\0]*'""")
+
+#: ``T.<member>`` values found so far, by dotted member name
+_T_MEMBERS: dict = {}
+
+#: ``eval_<rule>`` methods by rule name (subclasses and other trees take getattr)
+_EVALUATORS = {
+    name[len("eval_") :]: method
+    for name, method in vars(ExprBuilder).items()
+    if name.startswith("eval_") and callable(method)
+}
 
 
 class SpecialName:

@@ -164,7 +164,7 @@ class _Climber:
             return value
         self.exprs.check_operand(lhs, first)
         self.exprs.check_operand(rhs, last)
-        if any(getattr(x, "dtype", None) == "handle" for x in (lhs, rhs)):
+        if getattr(lhs, "dtype", None) == "handle" or getattr(rhs, "dtype", None) == "handle":
             raise self.ctx.error(
                 token, f"no arithmetic on handles ({op})", cls=self.ctx.type_error_cls
             )

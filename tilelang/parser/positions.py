@@ -76,10 +76,40 @@ def last_token(node) -> Token | None:
 
 def bounds(node) -> tuple | None:
     """``(line, column, end_line, end_column)`` of ``node`` (1-based, end exclusive)."""
-    first, last = first_token(node), last_token(node)
-    if first is None or first.line is None:
+    if type(node) is Token:  # a name, a literal: asked for very often
+        if node.line is None:
+            return None
+        return node.line, node.column, node.end_line, node.end_column
+    # first_token and last_token, inlined for the usual short walks (spans are made
+    # for most nodes the builder creates)
+    first = node
+    for _ in range(_MEMO_DEPTH):
+        if type(first) is not Tree:
+            break
+        for child in first.children:
+            if child is not None:
+                first = child
+                break
+        else:
+            return None
+    else:
+        first = _edge_token(node, iter, "_tl_first_token")
+    if not isinstance(first, Token) or first.line is None:
         return None
-    if last is None or last.end_line is None:
+    last = node
+    for _ in range(_MEMO_DEPTH):
+        if type(last) is not Tree:
+            break
+        for child in reversed(last.children):
+            if child is not None:
+                last = child
+                break
+        else:
+            last = None
+            break
+    else:
+        last = _edge_token(node, reversed, "_tl_last_token")
+    if not isinstance(last, Token) or last.end_line is None:
         last = first
     return first.line, first.column, last.end_line, last.end_column
 

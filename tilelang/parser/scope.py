@@ -6,8 +6,6 @@ it (loop variables, block iterators, buffers, lets) disappear when it closes.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 MISSING = object()
 
 
@@ -17,14 +15,9 @@ class ScopeStack:
     def __init__(self):
         self.frames: list[dict] = [{}]
 
-    @contextmanager
     def frame(self):
         """A nested frame for the duration of a ``with``."""
-        self.frames.append({})
-        try:
-            yield self.frames[-1]
-        finally:
-            self.frames.pop()
+        return _Frame(self.frames)
 
     def define(self, name: str, value) -> None:
         """Binds ``name`` in the innermost frame (shadowing outer bindings)."""
@@ -41,3 +34,21 @@ class ScopeStack:
     def names(self) -> set[str]:
         """Every visible name (for "did you mean" suggestions)."""
         return {name for frame in self.frames for name in frame}
+
+
+class _Frame:
+    """The context manager of :meth:`ScopeStack.frame` (a class, not a generator:
+    one is entered for every loop, block and body of a program)."""
+
+    __slots__ = ("frames",)
+
+    def __init__(self, frames: list):
+        self.frames = frames
+
+    def __enter__(self) -> dict:
+        frame = {}
+        self.frames.append(frame)
+        return frame
+
+    def __exit__(self, *exc) -> None:
+        self.frames.pop()

@@ -21,10 +21,12 @@ from tilelang.ir import (
     BlockRealize,
     Buffer,
     BufferRealize,
+    BufferRegion,
     Evaluate,
     For,
     ForKind,
     IfThenElse,
+    IntImm,
     LetStmt,
     PrimExpr,
     Range,
@@ -404,6 +406,19 @@ class _Locate(StmtExprMutator):
         return tuple(self.visit(r) for r in regions)
 
     def visit(self, node):
+        # what inferred regions are made of, rebuilt directly (a block without
+        # T.reads/T.writes is common; the generic walk was a tenth of building)
+        cls = type(node)
+        if cls is BufferRegion:
+            region = tuple(self.visit(r) for r in node.region)
+            return BufferRegion(node.buffer, region, span=node.span or self.span)
+        if cls is Range:
+            span = node.span or self.span
+            return Range(self.visit(node.min), self.visit(node.extent), span=span)
+        if cls is IntImm:
+            if node.span is not None:
+                return node
+            return IntImm(node.dtype, node.value, span=self.span)
         new = super().visit(node)
         if isinstance(new, (Var, Buffer)) or getattr(new, "span", True) is not None:
             return new

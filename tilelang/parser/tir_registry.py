@@ -68,6 +68,9 @@ class TIRFunction:
     def bind(self, args: list, kwargs: dict) -> tuple[dict, list]:
         """``(named, extra)``: the argument trees by parameter name, and the trees taken
         by ``*args``. Raises TypeError, worded like Python's, when they do not fit."""
+        positional = self.positional
+        if not kwargs and len(args) == len(positional):  # the usual call, checked at once
+            return dict(zip(positional, args)), []
         named, extra = {}, []
         for index, arg in enumerate(args):
             if index < len(self.positional):

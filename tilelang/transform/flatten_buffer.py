@@ -15,6 +15,8 @@ combination would wrap on every backend. See :func:`index_dtype`.
 
 from __future__ import annotations
 
+import math
+
 import attrs
 
 from tilelang.arith import simplify
@@ -81,9 +83,24 @@ def _strides(buffer: Buffer, dtype: str) -> tuple:
     return dense_strides(buffer.shape)
 
 
+def size_dtype(buffer: Buffer) -> str:
+    """The type ``buffer``'s flat size is computed in: its index type, or int64 when
+    its last flat index is int32's largest value (``(65536, 32768)``: every index
+    fits int32, but the 2**31 elements do not)."""
+    dtype = index_dtype(buffer)
+    if dtype == "int32" and _largest_flat_index(buffer) == _INT32_MAX:
+        symbolic_1d = (
+            not buffer.strides
+            and len(buffer.shape) == 1
+            and const_int_value(buffer.shape[0]) is None
+        )  # (n,): the size is n itself, an int32 value (its largest index is a bound)
+        return dtype if symbolic_1d else "int64"
+    return dtype
+
+
 def flat_size(buffer: Buffer) -> E.PrimExpr:
     """Elements from the data pointer to the buffer's last element, inclusive."""
-    dtype = index_dtype(buffer)
+    dtype = size_dtype(buffer)
     if not buffer.strides and const_int_value(buffer.elem_offset) == 0:
         if dtype == "int64":
             total = _widen(1, dtype)
@@ -113,6 +130,26 @@ def flat_index(buffer: Buffer, indices) -> E.PrimExpr:
     if const_int_value(buffer.elem_offset) != 0:
         index = binary("add", index, _widen(buffer.elem_offset, dtype))
     return index
+
+
+def allocation_size(extents) -> E.PrimExpr:
+    """The element count of an allocation of ``extents`` (one that declares no flat
+    buffer right inside it), computed in int64 when it may not fit int32 by the rule
+    of :func:`index_dtype`: ``T.allocate([65536, 65537], ...)`` holds 2**32 + 65536
+    elements, which int32 arithmetic would wrap to 65536."""
+    values = [const_int_value(e) for e in extents]
+    if any(e.dtype.bits == 64 for e in extents):
+        dtype = "int64"
+    elif len(extents) == 1:
+        dtype = "int32"  # a single extent is itself a value of its (32-bit) type
+    elif None in values:
+        dtype = "int64"  # a product of symbolic extents may pass int32
+    else:
+        dtype = "int64" if math.prod(values) > _INT32_MAX else "int32"
+    size = _widen(1, dtype)
+    for extent in extents:
+        size = binary("mul", size, _widen(extent, dtype))
+    return size
 
 
 class _Flatten(StmtExprMutator):
@@ -167,9 +204,7 @@ class _Flatten(StmtExprMutator):
         if isinstance(op.body, S.DeclBuffer) and op.body.buffer.data is op.buffer_var:
             size = flat_size(op.body.buffer)
         if size is None:
-            size = E.IntImm("int32", 1)
-            for extent in op.extents:
-                size = binary("mul", size, extent)
+            size = allocation_size(op.extents)
         return attrs.evolve(op, extents=(simplify(size),), body=body)
 
 
