@@ -122,6 +122,28 @@ class ShiftedView:
         self.array[self._shift(index)] = value
 
 
+def masked_load(array, index, mask, np_type):
+    """A predicated vector load: the lanes whose mask is true read ``array[index]``;
+    the others read nothing (their value is unspecified in TVM; here 0)."""
+    index, mask = np.asarray(index), np.asarray(mask, dtype=bool)
+    out = np.zeros(index.shape, dtype=np_type)
+    out[mask] = array[_active(index, mask)]
+    return out
+
+
+def masked_store(array, index, value, mask):
+    """A predicated vector store: only the lanes whose mask is true are written."""
+    index, mask = np.asarray(index), np.asarray(mask, dtype=bool)
+    array[_active(index, mask)] = np.broadcast_to(value, index.shape)[mask]
+
+
+def _active(index, mask):
+    active = index[mask]
+    if active.size and active.min() < 0:  # NumPy would wrap a negative index
+        raise IndexError(f"index {int(active.min())} is out of bounds")
+    return active
+
+
 def bounds_error(payload, *values):
     """The OutOfBoundsError of a failed bounds check (raised by the generated code)."""
     from tilelang.bounds.report import out_of_bounds_error
@@ -147,6 +169,8 @@ NAMESPACE = {
     "_AssertionFailure": AssertionFailure,
     "_select": select,
     "_ramp": ramp,
+    "_masked_load": masked_load,
+    "_masked_store": masked_store,
     "_sigmoid": sigmoid,
     "_rsqrt": rsqrt,
     "_exp10": exp10,

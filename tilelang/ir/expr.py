@@ -339,16 +339,35 @@ class Select(PrimExpr):
 
 @attrs.frozen(eq=False, repr=False)
 class BufferLoad(PrimExpr):
-    """``buffer[indices]``. A vector index (a ``Ramp``) loads several lanes."""
+    """``buffer[indices]``. A vector index (a ``Ramp``) loads several lanes.
+
+    ``predicate`` (TVM's predicated ``A.vload(indices, predicate=mask)``): a bool vector
+    of the load's lanes; a lane whose mask is false is not read and its value is
+    unspecified. ``None`` reads every lane."""
 
     buffer: object = ref()
     indices: tuple = child(converter=tuple)
+    predicate: object = child(default=None, kw_only=True)
     span: object = span_field()
+
+    def __attrs_post_init__(self):
+        if self.predicate is not None:
+            check_predicate(self, self.dtype)
 
     @property
     def dtype(self) -> DataType:
         lanes = max((ix.dtype.lanes for ix in self.indices), default=1)
         return self.buffer.dtype.with_lanes(lanes) if lanes > 1 else self.buffer.dtype
+
+
+def check_predicate(node, value_dtype: DataType) -> None:
+    """A load's or store's mask is a bool vector with one lane per accessed element."""
+    mask = node.predicate.dtype
+    if not (mask.is_bool() and value_dtype.is_vector() and mask.lanes == value_dtype.lanes):
+        raise TIRTypeError(
+            f"the predicate of {type(node).__name__} must be a bool vector of the access's "
+            f"lanes ({value_dtype}), not {mask}"
+        )
 
 
 def _check_lanes(node) -> None:

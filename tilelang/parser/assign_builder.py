@@ -48,6 +48,8 @@ class AssignBuilderMixin:
         target_tree, value_tree = tree.children
         value = self.exprs.eval(value_tree)
         targets = self.targets(target_tree)
+        if self.is_meta_var(value_tree):
+            return self.bind_meta(targets, value, tree)
         if len(targets) == 1 and not is_tuple_target(target_tree):
             return self.assign_one(targets[0], value, tree, owner, value_tree)
         if isinstance(value, S.RemapSpec):
@@ -74,6 +76,30 @@ class AssignBuilderMixin:
             return body
 
         return Wrapper(make)
+
+    def is_meta_var(self, value_tree) -> bool:
+        """``x = T.meta_var(v)``: TVM names the value itself (no variable, no let)."""
+        while (
+            isinstance(value_tree, Tree)
+            and value_tree.data == "testlist"
+            and len(value_tree.children) == 1
+        ):
+            value_tree = value_tree.children[0]
+        if not (isinstance(value_tree, Tree) and value_tree.data == "call"):
+            return False
+        callee = self.exprs.eval(value_tree.children[0])
+        return isinstance(callee, F.TIRFunction) and callee.name == "meta_var"
+
+    def bind_meta(self, targets, value, tree):
+        values = [value] if len(targets) == 1 else value
+        if not isinstance(values, (tuple, list)) or len(values) != len(targets):
+            count = len(targets)
+            raise self.error(tree, f"T.meta_var: cannot assign {describe(value)} to {count} names")
+        for target, item in zip(targets, values):
+            if not (isinstance(target, Tree) and target.data == "name"):
+                raise self.error(target, "T.meta_var binds names")
+            self.scopes.define(str(target.children[0]), item)
+        return None
 
     def targets(self, tree) -> list:
         if isinstance(tree, Tree) and tree.data in ("testlist", "exprlist", "tuple", "list"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import numbers
 
+import attrs
 from lark import Tree
 
 from tilelang.ir import Buffer, DataType, DataTypeError, PrimExpr, TIRTypeError, const
@@ -223,6 +224,26 @@ def call_buffer_method(ctx, method: S.BufferMethod, tree, args, kwargs):
             ctx.span(tree),
         )
         return F.locate_arguments(call, ctx.span(tree))
+    if method.name == "vstore":
+        return _vstore(ctx, buffer, tree, values, named)
+    if set(named) - {"predicate"}:
+        raise ctx.error(tree, "vload takes (indices, predicate=None)")
     indices = values[0] if len(values) == 1 and isinstance(values[0], (list, tuple)) else values
     ctx.exprs.check_arity(buffer, len(indices), tree)
-    return ctx.guard(tree, buffer.vload, indices)
+    load = ctx.guard(tree, buffer.vload, indices, named.get("predicate"))
+    return attrs.evolve(load, span=ctx.span(tree))
+
+
+def _vstore(ctx, buffer: Buffer, tree, values, named):
+    """``A.vstore(indices, value, predicate=mask)``: a statement (TVM's spelling of a
+    predicated store)."""
+    if len(values) + len(named) > 3 or set(named) - {"value", "predicate"}:
+        raise ctx.error(tree, "vstore takes (indices, value, predicate=None)")
+    if len(values) == 2 and "value" not in named:
+        values, named = values[:1], {"value": values[1], **named}
+    if len(values) != 1 or "value" not in named:
+        raise ctx.error(tree, "vstore takes (indices, value, predicate=None)")
+    indices = values[0] if isinstance(values[0], (list, tuple)) else [values[0]]
+    ctx.exprs.check_arity(buffer, len(indices), tree)
+    store = ctx.guard(tree, buffer.vstore, list(indices), named["value"], named.get("predicate"))
+    return attrs.evolve(store, span=ctx.span(tree))

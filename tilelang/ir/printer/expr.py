@@ -175,6 +175,10 @@ class ExprPrinter(NodeFunctor):
         return f"T.Select({args})", P_ATOM
 
     def visit_buffer_load(self, op: E.BufferLoad):
+        if op.predicate is not None:  # TVM's spelling of a masked load
+            indices = ", ".join(self.expr(ix) for ix in op.indices)
+            name, predicate = self.buffer_name(op.buffer), self.expr(op.predicate)
+            return f"{name}.vload([{indices}], predicate={predicate})", P_ATOM
         return f"{self.buffer_name(op.buffer)}[{self.indices(op.indices)}]", P_ATOM
 
     def indices(self, indices) -> str:

@@ -81,6 +81,12 @@ class StmtPrinter(ExprPrinter):
             self.print_stmt(stmt, tail=index == last)
 
     def visit_buffer_store(self, op: S.BufferStore):
+        if op.predicate is not None:  # TVM's spelling of a masked store
+            indices = ", ".join(self.expr(ix) for ix in op.indices)
+            value, predicate = self.expr(op.value), self.expr(op.predicate)
+            name = self.buffer_name(op.buffer)
+            self.emit(f"{name}.vstore([{indices}], {value}, predicate={predicate})")
+            return
         target = f"{self.buffer_name(op.buffer)}[{self.indices(op.indices)}]"
         self.emit(f"{target} = {self.expr(op.value)}")
 
