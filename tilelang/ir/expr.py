@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import attrs
 
-from tilelang.ir.dtype import BOOL, HANDLE, INT32, DataType
+from tilelang.ir.dtype import BOOL, HANDLE, INT32, DataType, raw_lanes
 from tilelang.ir.node import Node, child, define, ignored, plain, ref, snake_name, span_field
 
 
@@ -356,21 +356,70 @@ class BufferLoad(PrimExpr):
 
     @property
     def dtype(self) -> DataType:
-        lanes = max((ix.dtype.lanes for ix in self.indices), default=1)
+        lanes = 1
+        for ix in self.indices:
+            count = raw_lanes(ix.dtype)
+            if count < 0:  # a scalable vector index
+                return self.buffer.dtype.with_scalable_lanes(-count)
+            lanes = max(lanes, count)
         return self.buffer.dtype.with_lanes(lanes) if lanes > 1 else self.buffer.dtype
 
 
 def check_predicate(node, value_dtype: DataType) -> None:
     """A load's or store's mask is a bool vector with one lane per accessed element."""
     mask = node.predicate.dtype
-    if not (mask.is_bool() and value_dtype.is_vector() and mask.lanes == value_dtype.lanes):
+    if not (
+        mask.is_bool() and value_dtype.is_vector() and raw_lanes(mask) == raw_lanes(value_dtype)
+    ):
         raise TIRTypeError(
             f"the predicate of {type(node).__name__} must be a bool vector of the access's "
             f"lanes ({value_dtype}), not {mask}"
         )
 
 
+def vscale_factor(lanes) -> int | None:
+    """``k`` when the lane count ``lanes`` is the expression ``k * T.vscale()`` (or
+    ``T.vscale() * k``, ``T.vscale()``): a scalable vector's; None otherwise."""
+    if isinstance(lanes, Call):
+        return 1 if lanes.op == "vscale" and not lanes.args else None
+    if isinstance(lanes, Mul):
+        for k, v in ((lanes.a, lanes.b), (lanes.b, lanes.a)):
+            if isinstance(k, IntImm) and k.value > 0 and vscale_factor(v) == 1:
+                return k.value
+    return None
+
+
+def lanes_expr(dtype: DataType):
+    """The lane count of ``dtype`` as a Ramp/Broadcast takes it: an int, or
+    ``k * T.vscale()`` for a scalable vector."""
+    count = raw_lanes(dtype)
+    if count > 0:
+        return count
+    return Mul(IntImm(INT32, -count), Call(INT32, "vscale", ()))
+
+
+def _lanes(value):
+    """A lane count: an int, or a scalable ``k * T.vscale()`` kept as an expression."""
+    if isinstance(value, IntImm):
+        return value.value
+    if isinstance(value, PrimExpr):
+        if vscale_factor(value) is None:
+            raise TIRTypeError(
+                f"the lanes of a vector are a constant or a multiple of T.vscale(), not {value!r}"
+            )
+        return value
+    return int(value)
+
+
+def _lanes_dtype(element: DataType, lanes) -> DataType:
+    if isinstance(lanes, int):
+        return element.with_lanes(lanes)
+    return element.with_scalable_lanes(vscale_factor(lanes))
+
+
 def _check_lanes(node) -> None:
+    if isinstance(node.lanes, PrimExpr):
+        return  # scalable: vscale_factor checked it
     if node.lanes < 1:
         raise TIRTypeError(
             f"{type(node).__name__} needs a positive number of lanes, got {node.lanes}"
@@ -383,7 +432,8 @@ class Ramp(PrimExpr):
 
     base: PrimExpr = child()
     stride: PrimExpr = child()
-    lanes: int = plain(converter=int)
+    #: an int, or ``k * T.vscale()`` (an int32 expression) for a scalable vector
+    lanes: int | PrimExpr = plain(converter=_lanes)
     span: object = span_field()
 
     def __attrs_post_init__(self):
@@ -391,7 +441,7 @@ class Ramp(PrimExpr):
 
     @property
     def dtype(self) -> DataType:
-        return self.base.dtype.with_lanes(self.lanes)
+        return _lanes_dtype(self.base.dtype, self.lanes)
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -399,7 +449,8 @@ class Broadcast(PrimExpr):
     """A scalar repeated over ``lanes`` lanes."""
 
     value: PrimExpr = child()
-    lanes: int = plain(converter=int)
+    #: an int, or ``k * T.vscale()`` (an int32 expression) for a scalable vector
+    lanes: int | PrimExpr = plain(converter=_lanes)
     span: object = span_field()
 
     def __attrs_post_init__(self):
@@ -407,7 +458,7 @@ class Broadcast(PrimExpr):
 
     @property
     def dtype(self) -> DataType:
-        return self.value.dtype.with_lanes(self.lanes)
+        return _lanes_dtype(self.value.dtype, self.lanes)
 
 
 @attrs.frozen(eq=False, repr=False)

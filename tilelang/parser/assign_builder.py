@@ -29,6 +29,8 @@ from tilelang.ir import (
     const,
 )
 from tilelang.ir.convert import binary
+from tilelang.ir.dtype import raw_lanes
+from tilelang.ir.expr import lanes_expr
 from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
 from tilelang.parser.expr_builder import SpecialName, describe
@@ -327,8 +329,9 @@ class AssignBuilderMixin:
         else:
             indices = self.exprs.indices(base, target.children[1], target)
         value = self.coerce(value, base.dtype, tree, f"buffer {base.name}")
-        if any(i.dtype.lanes > 1 for i in indices) and value.dtype.lanes == 1:
-            lanes = max(i.dtype.lanes for i in indices)
+        vectors = [i.dtype for i in indices if i.dtype.is_vector()]
+        if vectors and not value.dtype.is_vector():
+            lanes = lanes_expr(max(vectors, key=lambda d: abs(raw_lanes(d))))
             value = self.guard(tree, lambda: _broadcast(value, lanes))
         return BufferStore(base, value, indices, span=self.span(tree))
 
@@ -353,12 +356,12 @@ class AssignBuilderMixin:
         if have == want:
             return value
         if have.is_integer() and want.is_integer():
-            return Cast(want.with_lanes(value.dtype.lanes), value)
+            return Cast(want.with_lanes_of(value.dtype), value)
         if isinstance(value, IntImm) and want.is_float():
             return FloatImm(want, float(value.value))
         if (have.is_integer() or have.is_bool()) and want.is_float():
             # as TVM's BufferStore: an integer value converts to the float element type
-            return Cast(want.with_lanes(value.dtype.lanes), value)
+            return Cast(want.with_lanes_of(value.dtype), value)
         if isinstance(value, IntImm) and have.is_bool() and want.is_integer():
             return IntImm(want, value.value)
         raise self.error(
