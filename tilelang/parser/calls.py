@@ -97,6 +97,13 @@ def call_captured(ctx, callee: S.Captured, tree, args, kwargs):
         ) from None
     if isinstance(result, (PrimExpr, bool, numbers.Number, str, tuple, list)):
         return result
+    if isinstance(result, (S.BufferSpec, S.DeclBufferSpec)):  # T.decl_buffer(...)
+        return result
+    if callable(getattr(result, "tir_spec", None)):  # T.Buffer(...) of tilelang.script.tir
+        try:
+            return result.tir_spec()
+        except F.ArgError as exc:
+            raise ctx.error(tree, f"{callee.name}(...): T.Buffer: {exc.message}") from None
     raise ctx.error(tree, f"{callee.name}(...) returned {describe(result)}, not an expression")
 
 
