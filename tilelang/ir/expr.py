@@ -134,11 +134,24 @@ class Var(PrimExpr):
 
     name: str = ignored()
     dtype: DataType = plain(default=INT32, converter=_dtype)
+    #: what a handle points to (a :class:`~tilelang.ir.types.PointerType`), as
+    #: ``T.handle("float32", "shared")`` states it; ``None``: nothing stated
+    type_annotation: object = ignored(default=None, kw_only=True)
     span: object = span_field()
 
     @property
     def name_hint(self) -> str:
         return self.name
+
+    @property
+    def ty(self):
+        """The variable's type (TVM's ``Var.ty``): its pointer type for a handle (the
+        void pointer unless stated), else a :class:`~tilelang.ir.types.PrimType`."""
+        from tilelang.ir.types import VOID_POINTER, PrimType
+
+        if self.type_annotation is not None:
+            return self.type_annotation
+        return VOID_POINTER if self.dtype.is_handle() else PrimType(self.dtype)
 
 
 @attrs.frozen(eq=False, repr=False)

@@ -145,7 +145,8 @@ class AssignBuilderMixin:
             return self.assign_one(target, axis, tree, owner)
         if isinstance(value, S.SymbolicVarSpec):
             kind = SizeVar if value.is_size_var else Var
-            self.scopes.define(name, kind(name, value.dtype, span=span))
+            var = kind(name, value.dtype, type_annotation=value.pointer, span=span)
+            self.scopes.define(name, var)
             return None
         if isinstance(value, S.BufferSpec):
             self.scopes.define(name, value.make(name, span))

@@ -262,7 +262,8 @@ class ScriptPrinter(StmtPrinter):
         for param in func.params:
             buffer = func.buffer_map.get(param)
             if buffer is None:
-                params.append(f"{self.define_var(param)}: T.{param.dtype}")
+                kind = param.ty.script() if param.dtype.is_handle() else f"T.{param.dtype}"
+                params.append(f"{self.define_var(param)}: {kind}")
                 continue
             variables = _buffer_vars(buffer)
             if variables or buffer.strides or not _is_zero(buffer.elem_offset):
@@ -339,7 +340,10 @@ class ScriptPrinter(StmtPrinter):
             self.declare_view(buffer)
 
     def size_var_call(self, var: E.Var) -> str:
-        """``T.int32()``, or ``T.int32(is_size_var=True)`` for a SizeVar (as TVM)."""
+        """``T.int32()``, or ``T.int32(is_size_var=True)`` for a SizeVar (as TVM), or
+        a handle's pointer type (``T.handle("float32")``)."""
+        if var.dtype.is_handle() and var.ty.script() != "T.handle":
+            return var.ty.script()  # a typed pointer: T.handle("float32")
         flag = "is_size_var=True" if isinstance(var, E.SizeVar) else ""
         return f"T.{var.dtype}({flag})"
 
