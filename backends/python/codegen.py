@@ -206,6 +206,10 @@ class FunctionWriter(NodeFunctor):
         if isinstance(s.value, E.Call) and s.value.op in _JUMPS:
             self.emit(_JUMPS[s.value.op])
             return
+        if isinstance(s.value, E.Call) and s.value.op == "ret":  # `return value`
+            (value,) = s.value.args
+            self.emit(f"return {np_type(value.dtype)}({self.exprs.expr(value)})")
+            return
         self.emit(self.exprs.expr(s.value))
 
 

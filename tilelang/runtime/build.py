@@ -115,6 +115,7 @@ def build(mod_or_func, target="llvm", auto_schedule: bool = True,
     # One check of docs/lowered_ir.md for every backend, so none meets IR it cannot
     # translate (e.g. with FlattenBuffer disabled).
     verify_lowered(lowered, target.kind)
+    refuse_unsupported_features(lowered, target.kind, returns_only=True)
     if build_options:
         accepted = inspect.signature(backend).parameters
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
