@@ -112,3 +112,18 @@ def f(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
     with pytest.raises(ScheduleError, match="masked"):
         sch.compute_inline(sch.get_block("B"))
     assert sch.mod.script() == before
+
+
+def test_reference_masked_access_never_wraps_an_index():
+    from tilelang.backends.python.support import ShiftedView, masked_load, masked_store
+
+    data = np.arange(6, dtype="float32")
+    view = ShiftedView(data, 2)  # a buffer whose elem_offset is 2
+    mask = np.array([True, True, True, False])
+    np.testing.assert_array_equal(
+        masked_load(view, np.array([2, 3, 4, 99]), mask, np.float32), [0, 1, 2, 0]
+    )
+    with pytest.raises(IndexError):
+        masked_load(view, np.array([0, 1, 2, 3]), mask, np.float32)
+    masked_store(view, np.array([6, 7, 8, 99]), np.float32(5), np.array([1, 1, 0, 0], bool))
+    np.testing.assert_array_equal(data, [0, 1, 2, 3, 5, 5])

@@ -127,21 +127,27 @@ def masked_load(array, index, mask, np_type):
     the others read nothing (their value is unspecified in TVM; here 0)."""
     index, mask = np.asarray(index), np.asarray(mask, dtype=bool)
     out = np.zeros(index.shape, dtype=np_type)
-    out[mask] = array[_active(index, mask)]
+    array, active = _active(array, index, mask)
+    out[mask] = array[active]
     return out
 
 
 def masked_store(array, index, value, mask):
     """A predicated vector store: only the lanes whose mask is true are written."""
     index, mask = np.asarray(index), np.asarray(mask, dtype=bool)
-    array[_active(index, mask)] = np.broadcast_to(value, index.shape)[mask]
+    array, active = _active(array, index, mask)
+    array[active] = np.broadcast_to(value, index.shape)[mask]
 
 
-def _active(index, mask):
+def _active(array, index, mask):
+    """The array and the indices of the unmasked lanes in it (a ShiftedView undone, so
+    that an index before the array's start is caught, not wrapped by NumPy)."""
     active = index[mask]
+    if isinstance(array, ShiftedView):
+        array, active = array.array, active - array.offset
     if active.size and active.min() < 0:  # NumPy would wrap a negative index
         raise IndexError(f"index {int(active.min())} is out of bounds")
-    return active
+    return array, active
 
 
 def bounds_error(payload, *values):
