@@ -219,9 +219,6 @@ class ScriptPrinter(StmtPrinter):
         self.buffers.setdefault(buffer.data, buffer)
         return name
 
-    def data_to_buffer(self) -> dict:
-        return self.buffers
-
     def node_ref(self, obj) -> str:
         if isinstance(obj, Buffer):
             return self.buffer_name(obj)
@@ -313,11 +310,7 @@ class ScriptPrinter(StmtPrinter):
                     call = self.buffer_call("T.alloc_buffer", buffer)
                     self.emit(f"{self.define_buffer(buffer)} = {call}")
                 self.print_stmt(root.body, tail=True)
-            else:
-                # a root written out keeps the regions it has: the parser infers none
-                # for the root (TVM), so empty ones print as T.reads() / T.writes()
-                if isinstance(func.body, S.BlockRealize):
-                    self.root_block = func.body.block
+            else:  # a root written out keeps its regions (the parser infers none for it)
                 self.print_stmt(func.body, tail=True)
         finally:
             self.indent -= 1
