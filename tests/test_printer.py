@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tilelang.analysis import infer_block_regions
 from tilelang.ir import (
     Allocate,
     AssertStmt,
@@ -59,6 +60,8 @@ def mm_relu_module() -> IRModule:
         Y.vstore((vi, vj), Y[vi, vj] + A[vi, vk] * B[vk, vj]),
         init=Y.vstore((vi, vj), 0.0),
     )
+    # built by hand: the regions the parser infers for blocks written without them
+    y_block = infer_block_regions(y_block)
     nest_y = For(i, 0, 128, "serial", For(j, 0, 128, "serial", For(
         k, 0, 128, "serial", BlockRealize([i, j, k], True, y_block))))  # fmt: skip
     i2, j2, vi2, vj2 = Var("i"), Var("j"), Var("vi"), Var("vj")
@@ -69,6 +72,7 @@ def mm_relu_module() -> IRModule:
         "C",
         C.vstore((vi2, vj2), op.max(Y[vi2, vj2], 0.0)),
     )
+    c_block = infer_block_regions(c_block)
     nest_c = For(
         i2, 0, 128, "serial", For(j2, 0, 128, "serial", BlockRealize([i2, j2], True, c_block))
     )
@@ -302,15 +306,19 @@ def test_block_forms(golden):
     B = decl_buffer((1024,), "float32", "B")
     i0, i1, v0, vi = Var("i_0"), Var("i_1"), Var("v0"), Var("vi")
     shared = decl_buffer((1027,), "float32", "A_shared", scope="shared")
-    copy = Block([IterVar(Range(0, 1027), v0, S)], [], [], "A_shared", shared.vstore((v0,), A[v0]))
+    copy = infer_block_regions(
+        Block([IterVar(Range(0, 1027), v0, S)], [], [], "A_shared", shared.vstore((v0,), A[v0]))
+    )
     copy_realize = BlockRealize([i0 * 128 + i1], i0 * 128 + i1 < 1027, copy)
-    window = Block(
-        [IterVar(Range(0, 1024), vi, S)],
-        [],
-        [],
-        "C",
-        B.vstore((vi,), shared[vi] + shared[vi + 1] + shared[vi + 2]),
-        annotations={"meta": "x", "n": 2},
+    window = infer_block_regions(
+        Block(
+            [IterVar(Range(0, 1024), vi, S)],
+            [],
+            [],
+            "C",
+            B.vstore((vi,), shared[vi] + shared[vi + 1] + shared[vi + 2]),
+            annotations={"meta": "x", "n": 2},
+        )
     )
     vo, sub, k = Var("vo"), decl_buffer((16,), "float32", "sub"), Var("k")
     tile = Block(

@@ -124,6 +124,10 @@ class FunctionWriter(NodeFunctor):
         array = self.array_name.get(id(s.buffer.data))
         if array is None:
             raise BuildError(f"buffer {s.buffer.name} is stored to but never allocated")
+        if s.predicate is not None:
+            index, mask = self.exprs.expr(s.indices[0]), self.exprs.expr(s.predicate)
+            self.emit(f"_masked_store({array}, {index}, {self.exprs.expr(s.value)}, {mask})")
+            return
         self.emit(f"{array}[{self.exprs.index(s.indices[0])}] = {self.exprs.expr(s.value)}")
 
     def visit_for(self, s):
@@ -201,6 +205,10 @@ class FunctionWriter(NodeFunctor):
             return
         if isinstance(s.value, E.Call) and s.value.op in _JUMPS:
             self.emit(_JUMPS[s.value.op])
+            return
+        if isinstance(s.value, E.Call) and s.value.op == "ret":  # `return value`
+            (value,) = s.value.args
+            self.emit(f"return {np_type(value.dtype)}({self.exprs.expr(value)})")
             return
         self.emit(self.exprs.expr(s.value))
 

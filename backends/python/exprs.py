@@ -243,6 +243,9 @@ class ExprPrinter(NodeFunctor):
 
     def visit_buffer_load(self, e):
         array = self.array_name[id(e.buffer.data)]
+        if e.predicate is not None:
+            index, mask = self.expr(e.indices[0]), self.expr(e.predicate)
+            return f"_masked_load({array}, {index}, {mask}, {np_type(e.dtype.element_of())})", _ATOM
         return f"{array}[{self.index(e.indices[0])}]", _ATOM
 
     def visit_ramp(self, e):

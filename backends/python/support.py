@@ -123,6 +123,34 @@ class ShiftedView:
         self.array[self._shift(index)] = value
 
 
+def masked_load(array, index, mask, np_type):
+    """A predicated vector load: the lanes whose mask is true read ``array[index]``;
+    the others read nothing (their value is unspecified in TVM; here 0)."""
+    index, mask = np.asarray(index), np.asarray(mask, dtype=bool)
+    out = np.zeros(index.shape, dtype=np_type)
+    array, active = _active(array, index, mask)
+    out[mask] = array[active]
+    return out
+
+
+def masked_store(array, index, value, mask):
+    """A predicated vector store: only the lanes whose mask is true are written."""
+    index, mask = np.asarray(index), np.asarray(mask, dtype=bool)
+    array, active = _active(array, index, mask)
+    array[active] = np.broadcast_to(value, index.shape)[mask]
+
+
+def _active(array, index, mask):
+    """The array and the indices of the unmasked lanes in it (a ShiftedView undone, so
+    that an index before the array's start is caught, not wrapped by NumPy)."""
+    active = index[mask]
+    if isinstance(array, ShiftedView):
+        array, active = array.array, active - array.offset
+    if active.size and active.min() < 0:  # NumPy would wrap a negative index
+        raise IndexError(f"index {int(active.min())} is out of bounds")
+    return array, active
+
+
 def bounds_error(payload, *values):
     """The OutOfBoundsError of a failed bounds check (raised by the generated code)."""
     from tilelang.bounds.report import out_of_bounds_error
@@ -167,6 +195,8 @@ NAMESPACE = {
     "_AssertionFailure": AssertionFailure,
     "_select": select,
     "_ramp": ramp,
+    "_masked_load": masked_load,
+    "_masked_store": masked_store,
     "_sigmoid": sigmoid,
     "_rsqrt": rsqrt,
     "_exp10": exp10,

@@ -310,6 +310,8 @@ class _Finder(StmtExprVisitor):
         buffer = access.buffer
         if len(access.indices) != len(buffer.shape):
             return  # a flat access to a lowered buffer: its shape is its allocation
+        if access.predicate is not None:
+            return  # masked: lanes outside the buffer may be named but never touched
         for axis, (index, extent) in enumerate(zip(access.indices, buffer.shape)):
             try:
                 issue = self._check_index(access, axis, index, extent)

@@ -89,16 +89,21 @@ class Buffer(Node):
             indices = (indices,)
         return self.vload(indices)
 
-    def vload(self, indices) -> E.BufferLoad:
-        return E.BufferLoad(self, _exprs(indices))
+    def vload(self, indices, predicate=None) -> E.BufferLoad:
+        """The load ``self[indices]``; ``predicate``: a bool vector masking its lanes."""
+        return E.BufferLoad(self, _exprs(indices), predicate=predicate)
 
-    def vstore(self, indices, value):
-        """The statement ``self[indices] = value`` (value cast to the buffer's dtype)."""
+    def vstore(self, indices, value, predicate=None):
+        """The statement ``self[indices] = value`` (value cast to the buffer's dtype);
+        ``predicate``: a bool vector, only the lanes where it is true are written."""
         from tilelang.ir.stmt import BufferStore
 
         if not isinstance(indices, (tuple, list)):
             indices = (indices,)
-        return BufferStore(self, convert(value, self.dtype), _exprs(indices))
+        dtype = self.dtype
+        if isinstance(value, E.PrimExpr) and value.dtype.is_vector():
+            dtype = dtype.with_lanes(value.dtype.lanes)
+        return BufferStore(self, convert(value, dtype), _exprs(indices), predicate=predicate)
 
     def access_ptr(self, mode="r", offset=0, extent=None) -> E.Call:
         """A pointer into this buffer for an extern call (see :func:`tilelang.ir.op.access_ptr`)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numbers
 
 from tilelang.ir import expr as E
-from tilelang.ir.dtype import BOOL, FLOAT32, INT32, INT64, DataType
+from tilelang.ir.dtype import BOOL, FLOAT32, INT32, INT64, DataType, raw_lanes
 
 _INT32_RANGE = range(-(2**31), 2**31)
 
@@ -106,10 +106,12 @@ def _join(a: DataType, b: DataType) -> DataType:
 
 
 def _coerce(x: E.PrimExpr, scalar: DataType, lanes: int) -> E.PrimExpr:
+    """``x`` as ``scalar`` elements over ``lanes`` (negative: minus a vscale factor)."""
     if x.dtype.element_of() != scalar:
-        x = E.Cast(scalar.with_lanes(x.dtype.lanes) if x.dtype.lanes > 1 else scalar, x)
-    if lanes > 1 and x.dtype.lanes == 1:
-        x = E.Broadcast(x, lanes)
+        x = E.Cast(scalar.with_lanes_of(x.dtype), x)
+    if lanes != 1 and not x.dtype.is_vector():
+        count = lanes if lanes > 0 else E.lanes_expr(scalar.with_scalable_lanes(-lanes))
+        x = E.Broadcast(x, count)
     return x
 
 
@@ -123,11 +125,11 @@ def match_types(a, b) -> tuple[E.PrimExpr, E.PrimExpr]:
         b = _literal_for(b, a)
     if a.dtype == b.dtype:
         return a, b
-    la, lb = a.dtype.lanes, b.dtype.lanes
-    if la > 1 and lb > 1 and la != lb:
+    la, lb = raw_lanes(a.dtype), raw_lanes(b.dtype)
+    if la != 1 and lb != 1 and la != lb:
         raise E.TIRTypeError(f"vector lanes differ: {a.dtype} and {b.dtype}")
     scalar = _join(a.dtype, b.dtype)
-    lanes = max(la, lb)
+    lanes = la if la != 1 else lb
     return _coerce(a, scalar, lanes), _coerce(b, scalar, lanes)
 
 

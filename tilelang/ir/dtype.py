@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 from functools import cache
 
-_SCALAR_RE = re.compile(r"^(bool|int|uint|float|bfloat|handle)(\d*)(?:x(\d+))?$")
+# "float32x4": 4 lanes; "float32xvscalex4": a scalable vector of 4 * vscale lanes (Arm
+# SVE's vector length, known at run time), TVM's spelling
+_SCALAR_RE = re.compile(r"^(bool|int|uint|float|bfloat|handle)(\d*)(?:x(\d+)|xvscalex(\d+))?$")
 _VALID_BITS = {
     "int": (8, 16, 32, 64),
     "uint": (8, 16, 32, 64),
@@ -57,7 +59,25 @@ class DataType(str):
 
     @property
     def lanes(self) -> int:
-        return _split(self)[2]
+        lanes = _split(self)[2]
+        if lanes < 0:
+            raise DataTypeError(
+                f"{self} is a scalable vector ({-lanes} * vscale lanes): its lane count is "
+                "not a number"
+            )
+        return lanes
+
+    def is_scalable_vector(self) -> bool:
+        """A vector of ``vscale_factor * vscale`` lanes (``"float32xvscalex4"``)."""
+        return _split(self)[2] < 0
+
+    @property
+    def vscale_factor(self) -> int:
+        """The constant that multiplies vscale in a scalable vector's lane count."""
+        lanes = _split(self)[2]
+        if lanes >= 0:
+            raise DataTypeError(f"{self} is not a scalable vector")
+        return -lanes
 
     def is_bool(self) -> bool:
         return self.code == "bool"
@@ -87,7 +107,8 @@ class DataType(str):
         return self.code == "handle"
 
     def is_vector(self) -> bool:
-        return self.lanes > 1
+        lanes = _split(self)[2]
+        return lanes > 1 or lanes < 0
 
     def element_of(self) -> DataType:
         """The scalar type of one lane."""
@@ -95,6 +116,15 @@ class DataType(str):
 
     def with_lanes(self, lanes: int) -> DataType:
         return _make_dtype(self.code, self.bits, lanes)
+
+    def with_lanes_of(self, other: DataType) -> DataType:
+        """This element type with the lanes of ``other`` (fixed or scalable)."""
+        lanes = _split(other)[2]
+        return self.with_scalable_lanes(-lanes) if lanes < 0 else self.with_lanes(lanes)
+
+    def with_scalable_lanes(self, vscale_factor: int) -> DataType:
+        """The scalable vector of ``vscale_factor * vscale`` lanes of this element type."""
+        return DataType(f"{self.element_of()}xvscalex{vscale_factor}")
 
     def numpy_name(self) -> str:
         """The NumPy dtype name of one lane (``handle`` maps to ``uint64``, ``bfloat16``
@@ -119,14 +149,16 @@ def _parse(text: str) -> DataType:
     match = _SCALAR_RE.match(text)
     if match is None:
         raise DataTypeError(f"invalid dtype {text!r}")
-    code, bits, lanes = match.groups()
+    code, bits, lanes, scalable = match.groups()
     if code in ("bool", "handle"):
         if bits:
             raise DataTypeError(f"invalid dtype {text!r}: {code} takes no bit width")
     elif not bits or int(bits) not in _VALID_BITS[code]:
         allowed = ", ".join(f"{code}{b}" for b in _VALID_BITS[code])
         raise DataTypeError(f"invalid dtype {text!r}: expected one of {allowed}")
-    if lanes is not None and int(lanes) < 2:
+    if scalable is not None and int(scalable) < 1:
+        raise DataTypeError(f"invalid dtype {text!r}: a scalable vector needs a factor >= 1")
+    if scalable is None and lanes is not None and int(lanes) < 2:
         raise DataTypeError(f"invalid dtype {text!r}: a vector needs at least 2 lanes")
     return DataType._make(text)
 
@@ -151,9 +183,16 @@ def _element_of(dtype: DataType) -> DataType:
 
 @cache
 def _split(dtype: str) -> tuple[str, int, int]:
-    code, bits, lanes = _SCALAR_RE.match(dtype).groups()
+    code, bits, lanes, scalable = _SCALAR_RE.match(dtype).groups()
     nbits = {"bool": 1, "handle": 64}.get(code) or int(bits)
+    if scalable is not None:  # negative: a scalable vector's vscale factor, as TVM keeps it
+        return code, nbits, -int(scalable)
     return code, nbits, int(lanes) if lanes else 1
+
+
+def raw_lanes(dtype: DataType) -> int:
+    """The lane count, or minus the vscale factor of a scalable vector."""
+    return _split(dtype)[2]
 
 
 def is_valid_dtype(text: str) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import attrs
 
-from tilelang.ir.dtype import BOOL, HANDLE, INT32, DataType
+from tilelang.ir.dtype import BOOL, HANDLE, INT32, DataType, raw_lanes
 from tilelang.ir.node import Node, child, define, ignored, plain, ref, snake_name, span_field
 
 
@@ -134,11 +134,24 @@ class Var(PrimExpr):
 
     name: str = ignored()
     dtype: DataType = plain(default=INT32, converter=_dtype)
+    #: what a handle points to (a :class:`~tilelang.ir.types.PointerType`), as
+    #: ``T.handle("float32", "shared")`` states it; ``None``: nothing stated
+    type_annotation: object = ignored(default=None, kw_only=True)
     span: object = span_field()
 
     @property
     def name_hint(self) -> str:
         return self.name
+
+    @property
+    def ty(self):
+        """The variable's type (TVM's ``Var.ty``): its pointer type for a handle (the
+        void pointer unless stated), else a :class:`~tilelang.ir.types.PrimType`."""
+        from tilelang.ir.types import VOID_POINTER, PrimType
+
+        if self.type_annotation is not None:
+            return self.type_annotation
+        return VOID_POINTER if self.dtype.is_handle() else PrimType(self.dtype)
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -349,22 +362,88 @@ class Select(PrimExpr):
 
 @attrs.frozen(eq=False, repr=False)
 class BufferLoad(PrimExpr):
-    """``buffer[indices]``. A vector index (a ``Ramp``) loads several lanes."""
+    """``buffer[indices]``. A vector index (a ``Ramp``) loads several lanes.
+
+    ``predicate`` (TVM's predicated ``A.vload(indices, predicate=mask)``): a bool vector
+    of the load's lanes; a lane whose mask is false is not read and its value is
+    unspecified. ``None`` reads every lane."""
 
     buffer: object = ref()
     indices: tuple = child(converter=tuple)
+    predicate: object = child(default=None, kw_only=True)
     span: object = span_field()
+
+    def __attrs_post_init__(self):
+        if self.predicate is not None:
+            check_predicate(self, self.dtype)
 
     @property
     def dtype(self) -> DataType:
         lanes = 1  # a loop, not max() over a generator: asked for on every load built
-        for index in self.indices:
-            if index.dtype.lanes > lanes:
-                lanes = index.dtype.lanes
+        for ix in self.indices:
+            count = raw_lanes(ix.dtype)
+            if count < 0:  # a scalable vector index
+                return self.buffer.dtype.with_scalable_lanes(-count)
+            if count > lanes:
+                lanes = count
         return self.buffer.dtype.with_lanes(lanes) if lanes > 1 else self.buffer.dtype
 
 
+def check_predicate(node, value_dtype: DataType) -> None:
+    """A load's or store's mask is a bool vector with one lane per accessed element."""
+    mask = node.predicate.dtype
+    if not (
+        mask.is_bool() and value_dtype.is_vector() and raw_lanes(mask) == raw_lanes(value_dtype)
+    ):
+        raise TIRTypeError(
+            f"the predicate of {type(node).__name__} must be a bool vector of the access's "
+            f"lanes ({value_dtype}), not {mask}"
+        )
+
+
+def vscale_factor(lanes) -> int | None:
+    """``k`` when the lane count ``lanes`` is the expression ``k * T.vscale()`` (or
+    ``T.vscale() * k``, ``T.vscale()``): a scalable vector's; None otherwise."""
+    if isinstance(lanes, Call):
+        return 1 if lanes.op == "vscale" and not lanes.args else None
+    if isinstance(lanes, Mul):
+        for k, v in ((lanes.a, lanes.b), (lanes.b, lanes.a)):
+            if isinstance(k, IntImm) and k.value > 0 and vscale_factor(v) == 1:
+                return k.value
+    return None
+
+
+def lanes_expr(dtype: DataType):
+    """The lane count of ``dtype`` as a Ramp/Broadcast takes it: an int, or
+    ``k * T.vscale()`` for a scalable vector."""
+    count = raw_lanes(dtype)
+    if count > 0:
+        return count
+    return Mul(IntImm(INT32, -count), Call(INT32, "vscale", ()))
+
+
+def _lanes(value):
+    """A lane count: an int, or a scalable ``k * T.vscale()`` kept as an expression."""
+    if isinstance(value, IntImm):
+        return value.value
+    if isinstance(value, PrimExpr):
+        if vscale_factor(value) is None:
+            raise TIRTypeError(
+                f"the lanes of a vector are a constant or a multiple of T.vscale(), not {value!r}"
+            )
+        return value
+    return int(value)
+
+
+def _lanes_dtype(element: DataType, lanes) -> DataType:
+    if isinstance(lanes, int):
+        return element.with_lanes(lanes)
+    return element.with_scalable_lanes(vscale_factor(lanes))
+
+
 def _check_lanes(node) -> None:
+    if isinstance(node.lanes, PrimExpr):
+        return  # scalable: vscale_factor checked it
     if node.lanes < 1:
         raise TIRTypeError(
             f"{type(node).__name__} needs a positive number of lanes, got {node.lanes}"
@@ -377,7 +456,8 @@ class Ramp(PrimExpr):
 
     base: PrimExpr = child()
     stride: PrimExpr = child()
-    lanes: int = plain(converter=int)
+    #: an int, or ``k * T.vscale()`` (an int32 expression) for a scalable vector
+    lanes: int | PrimExpr = plain(converter=_lanes)
     span: object = span_field()
 
     def __attrs_post_init__(self):
@@ -385,7 +465,7 @@ class Ramp(PrimExpr):
 
     @property
     def dtype(self) -> DataType:
-        return self.base.dtype.with_lanes(self.lanes)
+        return _lanes_dtype(self.base.dtype, self.lanes)
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -393,7 +473,8 @@ class Broadcast(PrimExpr):
     """A scalar repeated over ``lanes`` lanes."""
 
     value: PrimExpr = child()
-    lanes: int = plain(converter=int)
+    #: an int, or ``k * T.vscale()`` (an int32 expression) for a scalable vector
+    lanes: int | PrimExpr = plain(converter=_lanes)
     span: object = span_field()
 
     def __attrs_post_init__(self):
@@ -401,7 +482,7 @@ class Broadcast(PrimExpr):
 
     @property
     def dtype(self) -> DataType:
-        return self.value.dtype.with_lanes(self.lanes)
+        return _lanes_dtype(self.value.dtype, self.lanes)
 
 
 @attrs.frozen(eq=False, repr=False)

@@ -114,6 +114,9 @@ INTRINSICS: dict[str, OpInfo] = {
     # a call of another function of the module, named by argument 0 (TVM's GlobalVar
     # call); typed by the callee's result, ``handle`` for none
     "call_tir": OpInfo("call_tir", None, "given"),
+    # the run-time multiple of a scalable vector's length (Arm SVE); lanes of
+    # scalable vectors are `k * T.vscale()`. No backend computes it (a BuildError).
+    "vscale": OpInfo("vscale", 0, "int32"),
 }
 
 
@@ -164,7 +167,7 @@ def call_intrin(name: str, *args, dtype=None, span=None) -> E.Call:
     elif info.result == "uint32":
         dtype = UINT32
     elif info.result == "int32":
-        lanes = args[0].dtype.lanes
+        lanes = args[0].dtype.lanes if args else 1
         if dtype is not None and DataType(dtype) != INT32.with_lanes(lanes):
             raise E.TIRTypeError(f"T.{name} is int32, not {dtype}")
         dtype = INT32.with_lanes(lanes)

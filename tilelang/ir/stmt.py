@@ -84,12 +84,19 @@ def _for_kind(kind) -> ForKind:
 
 @attrs.frozen(eq=False, repr=False)
 class BufferStore(Stmt):
-    """``buffer[indices] = value``."""
+    """``buffer[indices] = value``; with a ``predicate`` (TVM's
+    ``A.vstore(indices, value, predicate=mask)``, a bool vector of the value's lanes)
+    only the lanes whose mask is true are written."""
 
     buffer: Buffer = ref()
     value: E.PrimExpr = child()
     indices: tuple = child(converter=tuple)
+    predicate: object = child(default=None, kw_only=True)
     span: object = span_field()
+
+    def __attrs_post_init__(self):
+        if self.predicate is not None:
+            E.check_predicate(self, self.value.dtype)
 
 
 class ThreadTag(str):

@@ -64,6 +64,8 @@ class _Compare:
                 self.defining -= 1
         elif a.dtype != b.dtype:
             self.fail(path, a, b, f"dtype {a.dtype} != {b.dtype}")
+        elif a.dtype.is_handle() and a.ty != b.ty:
+            self.fail(path, a, b, f"type {a.ty} != {b.ty}")
 
     def symbol(self, a, b, path, defines: bool) -> None:
         if type(a) is not type(b):

@@ -29,6 +29,8 @@ from tilelang.ir import (
     const,
 )
 from tilelang.ir.convert import binary
+from tilelang.ir.dtype import raw_lanes
+from tilelang.ir.expr import lanes_expr
 from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
 from tilelang.parser.expr_builder import SpecialName, describe
@@ -48,6 +50,8 @@ class AssignBuilderMixin:
         target_tree, value_tree = tree.children
         value = self.exprs.eval(value_tree)
         targets = self.targets(target_tree)
+        if self.is_meta_var(value_tree):
+            return self.bind_meta(targets, value, tree)
         if len(targets) == 1 and not is_tuple_target(target_tree):
             return self.assign_one(targets[0], value, tree, owner, value_tree)
         if isinstance(value, S.RemapSpec):
@@ -74,6 +78,30 @@ class AssignBuilderMixin:
             return body
 
         return Wrapper(make)
+
+    def is_meta_var(self, value_tree) -> bool:
+        """``x = T.meta_var(v)``: TVM names the value itself (no variable, no let)."""
+        while (
+            isinstance(value_tree, Tree)
+            and value_tree.data == "testlist"
+            and len(value_tree.children) == 1
+        ):
+            value_tree = value_tree.children[0]
+        if not (isinstance(value_tree, Tree) and value_tree.data == "call"):
+            return False
+        callee = self.exprs.eval(value_tree.children[0])
+        return isinstance(callee, F.TIRFunction) and callee.name == "meta_var"
+
+    def bind_meta(self, targets, value, tree):
+        values = [value] if len(targets) == 1 else value
+        if not isinstance(values, (tuple, list)) or len(values) != len(targets):
+            count = len(targets)
+            raise self.error(tree, f"T.meta_var: cannot assign {describe(value)} to {count} names")
+        for target, item in zip(targets, values):
+            if not (isinstance(target, Tree) and target.data == "name"):
+                raise self.error(target, "T.meta_var binds names")
+            self.scopes.define(str(target.children[0]), item)
+        return None
 
     def targets(self, tree) -> list:
         if isinstance(tree, Tree) and tree.data in ("testlist", "exprlist", "tuple", "list"):
@@ -117,7 +145,8 @@ class AssignBuilderMixin:
             return self.assign_one(target, axis, tree, owner)
         if isinstance(value, S.SymbolicVarSpec):
             kind = SizeVar if value.is_size_var else Var
-            self.scopes.define(name, kind(name, value.dtype, span=span))
+            var = kind(name, value.dtype, type_annotation=value.pointer, span=span)
+            self.scopes.define(name, var)
             return None
         if isinstance(value, S.BufferSpec):
             self.scopes.define(name, value.make(name, span))
@@ -301,8 +330,9 @@ class AssignBuilderMixin:
         else:
             indices = self.exprs.indices(base, target.children[1], target)
         value = self.coerce(value, base.dtype, tree, f"buffer {base.name}")
-        if any(i.dtype.lanes > 1 for i in indices) and value.dtype.lanes == 1:
-            lanes = max(i.dtype.lanes for i in indices)
+        vectors = [i.dtype for i in indices if i.dtype.is_vector()]
+        if vectors and not value.dtype.is_vector():
+            lanes = lanes_expr(max(vectors, key=lambda d: abs(raw_lanes(d))))
             value = self.guard(tree, lambda: _broadcast(value, lanes))
         return BufferStore(base, value, indices, span=self.span(tree))
 
@@ -327,12 +357,12 @@ class AssignBuilderMixin:
         if have == want:
             return value
         if have.is_integer() and want.is_integer():
-            return Cast(want.with_lanes(value.dtype.lanes), value)
+            return Cast(want.with_lanes_of(value.dtype), value)
         if isinstance(value, IntImm) and want.is_float():
             return FloatImm(want, float(value.value))
         if (have.is_integer() or have.is_bool()) and want.is_float():
             # as TVM's BufferStore: an integer value converts to the float element type
-            return Cast(want.with_lanes(value.dtype.lanes), value)
+            return Cast(want.with_lanes_of(value.dtype), value)
         if isinstance(value, IntImm) and have.is_bool() and want.is_integer():
             return IntImm(want, value.value)
         raise self.error(

@@ -248,7 +248,8 @@ class FunctionBuilder(StmtBuilderMixin):
         elif isinstance(annotation, F.DTypeFunction) or (
             isinstance(annotation, S.SymbolicVarSpec) and annotation.dtype.is_handle()
         ):  # T.handle("float32"): a typed pointer
-            var = Var(name, annotation.dtype, span=span)
+            pointer = getattr(annotation, "pointer", None)
+            var = Var(name, annotation.dtype, type_annotation=pointer, span=span)
             frame.params.append(var)
             self.scopes.define(name, var)
         else:

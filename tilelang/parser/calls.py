@@ -7,12 +7,14 @@ from __future__ import annotations
 import math
 import numbers
 
+import attrs
 from lark import Tree
 
 from tilelang.ir import Buffer, DataType, DataTypeError, PrimExpr, TIRTypeError, const
 from tilelang.ir import op as ops
 from tilelang.ir.convert import binary
 from tilelang.ir.dtype import is_valid_dtype
+from tilelang.ir.types import pointer_type
 from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
 from tilelang.parser.expr_builder import SpecialName, describe
@@ -96,6 +98,13 @@ def call_captured(ctx, callee: S.Captured, tree, args, kwargs):
         ) from None
     if isinstance(result, (PrimExpr, bool, numbers.Number, str, tuple, list)):
         return result
+    if isinstance(result, (S.BufferSpec, S.DeclBufferSpec)):  # T.decl_buffer(...)
+        return result
+    if callable(getattr(result, "tir_spec", None)):  # T.Buffer(...) of tilelang.script.tir
+        try:
+            return result.tir_spec()
+        except F.ArgError as exc:
+            raise ctx.error(tree, f"{callee.name}(...): T.Buffer: {exc.message}") from None
     raise ctx.error(tree, f"{callee.name}(...) returned {describe(result)}, not an expression")
 
 
@@ -140,7 +149,7 @@ def _argument(ctx, entry, name, tree, evaluated: bool):
 def call_dtype(ctx, callee: F.DTypeFunction, tree, args, kwargs):
     """``T.int32()`` (a new variable), ``T.float32(0)``, ``T.float32("inf")``, or a cast."""
     dtype = callee.dtype
-    if dtype.is_handle() and args:
+    if dtype.is_handle() and (args or set(kwargs) & {"dtype", "storage_scope"}):
         return typed_handle(ctx, tree, args, kwargs)
     extra = set(kwargs) - {"is_size_var"}
     if extra or len(args) > 1:
@@ -177,21 +186,23 @@ def call_dtype(ctx, callee: F.DTypeFunction, tree, args, kwargs):
 
 
 def typed_handle(ctx, tree, args, kwargs):
-    """``T.handle("float32")`` / ``T.handle("int32", "shared")``: TVM's typed pointer.
-    tilelang's handles are untyped (a buffer declares its element type), so the
-    pointee type and storage scope are checked, then the handle is a plain one."""
+    """``T.handle("float32")`` / ``T.handle("int32", "shared")`` /
+    ``T.handle(storage_scope="shared")``: TVM's typed pointer, a handle whose
+    ``type_annotation`` is the :class:`~tilelang.ir.types.PointerType` (``"void"``, or
+    no dtype, is the void pointer: the same type as a bare ``T.handle``)."""
     values = [ctx.exprs.eval(a) for a in args]
     named = {k: ctx.exprs.eval(v) for k, v in kwargs.items()}
-    if len(values) > 2 or set(named) - {"storage_scope"}:
+    if len(values) + len(named) > 2 or set(named) - {"dtype", "storage_scope"}:
         raise ctx.error(tree, "T.handle takes (dtype, storage_scope)")
-    dtype, scope = values[0], values[1] if len(values) > 1 else named.get("storage_scope", "")
+    dtype = values[0] if values else named.get("dtype", "void")
+    scope = values[1] if len(values) > 1 else named.get("storage_scope", "")
     if isinstance(dtype, F.DTypeFunction):
         dtype = str(dtype.dtype)
     if not isinstance(dtype, str) or not (dtype == "void" or is_valid_dtype(dtype)):
         raise ctx.error(args[0], f'T.handle of {describe(dtype)}: expected a dtype or "void"')
     if not isinstance(scope, str):
         raise ctx.error(tree, f"the storage scope of T.handle is a string, not {describe(scope)}")
-    return S.SymbolicVarSpec(DataType("handle"))
+    return S.SymbolicVarSpec(DataType("handle"), pointer=pointer_type(dtype, scope))
 
 
 def _fits(value: int, dtype) -> bool:
@@ -224,6 +235,26 @@ def call_buffer_method(ctx, method: S.BufferMethod, tree, args, kwargs):
             ctx.span(tree),
         )
         return F.locate_arguments(call, ctx.span(tree))
+    if method.name == "vstore":
+        return _vstore(ctx, buffer, tree, values, named)
+    if set(named) - {"predicate"}:
+        raise ctx.error(tree, "vload takes (indices, predicate=None)")
     indices = values[0] if len(values) == 1 and isinstance(values[0], (list, tuple)) else values
     ctx.exprs.check_arity(buffer, len(indices), tree)
-    return ctx.guard(tree, buffer.vload, indices)
+    load = ctx.guard(tree, buffer.vload, indices, named.get("predicate"))
+    return attrs.evolve(load, span=ctx.span(tree))
+
+
+def _vstore(ctx, buffer: Buffer, tree, values, named):
+    """``A.vstore(indices, value, predicate=mask)``: a statement (TVM's spelling of a
+    predicated store)."""
+    if len(values) + len(named) > 3 or set(named) - {"value", "predicate"}:
+        raise ctx.error(tree, "vstore takes (indices, value, predicate=None)")
+    if len(values) == 2 and "value" not in named:
+        values, named = values[:1], {"value": values[1], **named}
+    if len(values) != 1 or "value" not in named:
+        raise ctx.error(tree, "vstore takes (indices, value, predicate=None)")
+    indices = values[0] if isinstance(values[0], (list, tuple)) else [values[0]]
+    ctx.exprs.check_arity(buffer, len(indices), tree)
+    store = ctx.guard(tree, buffer.vstore, list(indices), named["value"], named.get("predicate"))
+    return attrs.evolve(store, span=ctx.span(tree))

@@ -259,7 +259,7 @@ class ExprBuilder:
             return str(buffer.dtype)
         if name == "scope":
             return buffer.scope
-        if name in ("access_ptr", "vload"):
+        if name in ("access_ptr", "vload", "vstore"):
             return S.BufferMethod(buffer, name)
         raise self.ctx.error(tree, f"buffer {buffer.name} has no attribute {name!r}")
 

@@ -156,6 +156,8 @@ class SymbolicVarSpec:
 
     dtype: DataType
     is_size_var: bool = False
+    #: a handle's pointer type (``T.handle("float32", "shared")``), or None
+    pointer: object = None
 
 
 @attrs.frozen

@@ -22,6 +22,7 @@ from tilelang.ir import (
     Buffer,
     BufferRealize,
     BufferRegion,
+    BufferStore,
     Evaluate,
     For,
     ForKind,
@@ -171,6 +172,8 @@ class StmtBuilderMixin(AssignBuilderMixin):
             return self.apply_directive(value, tree, owner)
         if isinstance(value, S.Evaluated):
             return Evaluate(value.value, span=self.span(tree))
+        if isinstance(value, BufferStore):  # `A.vstore(indices, value, predicate=...)`
+            return value
         if isinstance(value, PrimExpr) and not isinstance(value, StringImm):
             return Evaluate(value, span=self.span(tree))
         if isinstance(value, (str, StringImm)) or value is None:

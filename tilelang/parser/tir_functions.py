@@ -15,6 +15,7 @@ from tilelang.ir import (
     Call,
     Cast,
     IterVar,
+    PrimExpr,
     Range,
     StringImm,
     Var,
@@ -23,7 +24,7 @@ from tilelang.ir import (
 )
 from tilelang.ir import op as ops
 from tilelang.ir.convert import binary, match_types
-from tilelang.ir.expr import Broadcast, Ramp
+from tilelang.ir.expr import Broadcast, Ramp, vscale_factor
 from tilelang.parser import specs as S
 from tilelang.parser.simplify import extent_of
 from tilelang.parser.tir_registry import (
@@ -365,12 +366,19 @@ def if_then_else(cond, t, f, dtype=None, *, span=None):
 @tir_function("Ramp", "ramp")
 def ramp(base, stride, lanes, *, span=None):
     base, stride = match_types(as_expr(base, "base"), stride)
-    return Ramp(base, stride, as_int(lanes, "lanes"), span=span)
+    return Ramp(base, stride, _as_lanes(lanes), span=span)
 
 
 @tir_function("Broadcast", "broadcast")
 def broadcast(value, lanes, *, span=None):
-    return Broadcast(as_expr(value, "value"), as_int(lanes, "lanes"), span=span)
+    return Broadcast(as_expr(value, "value"), _as_lanes(lanes), span=span)
+
+
+def _as_lanes(lanes):
+    """A constant lane count, or a scalable one (``4 * T.vscale()``)."""
+    if isinstance(lanes, PrimExpr) and vscale_factor(lanes) is not None:
+        return lanes
+    return as_int(lanes, "lanes")
 
 
 def _binary_function(op_name):

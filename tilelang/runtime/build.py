@@ -10,6 +10,7 @@ from tilelang.runtime.externs import check_extern_calls
 from tilelang.runtime.module import Module
 from tilelang.runtime.registry import get_backend
 from tilelang.target import as_target
+from tilelang.transform.verify_features import refuse_unsupported_features
 from tilelang.transform.verify_lowered import verify_lowered
 
 
@@ -102,6 +103,7 @@ def build(mod_or_func, target="llvm", auto_schedule: bool = True,
     if bounds_check and target.kind not in _CHECKING_BACKENDS:
         raise BuildError(f"bounds_check is not supported by the '{target.kind}' backend")
     mod, trace = _as_module(mod_or_func), None
+    refuse_unsupported_features(mod, target.kind)
     if bounds_check is None and target.kind == "python" and not is_lowered(mod):
         bounds_check = True  # the reference checks what it can (a lowered module: no)
     if auto_schedule:
@@ -113,6 +115,7 @@ def build(mod_or_func, target="llvm", auto_schedule: bool = True,
     # One check of docs/lowered_ir.md for every backend, so none meets IR it cannot
     # translate (e.g. with FlattenBuffer disabled).
     verify_lowered(lowered, target.kind)
+    refuse_unsupported_features(lowered, target.kind, returns_only=True)
     if build_options:
         accepted = inspect.signature(backend).parameters
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())

@@ -156,11 +156,11 @@ class NestPrimitives:
                     T.reads()
                     T.writes()
                     with T.block("B_i_common"):
-                        T.reads(A[0:8])
-                        T.writes(B[0:8])
+                        T.reads()
+                        T.writes()
                         with T.block("B_i0_partition"):
-                            T.reads(A[0:3])
-                            T.writes(B[0:3])
+                            T.reads()
+                            T.writes()
                             for i0 in range(3):
                                 with T.block("B_i0"):
                                     vi = T.axis.remap("S", [i0])
@@ -168,8 +168,8 @@ class NestPrimitives:
                                     T.writes(B[0:3])
                                     B[vi] = A[vi] * T.float32(2)
                         with T.block("B_i1_partition"):
-                            T.reads(A[3:8])
-                            T.writes(B[3:8])
+                            T.reads()
+                            T.writes()
                             for i1 in range(3, 8):
                                 with T.block("B_i1"):
                                     vi = T.axis.spatial((3, 8), i1)

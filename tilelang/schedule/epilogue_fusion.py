@@ -53,6 +53,8 @@ def _reduction(subject, realize):
     ok = (
         isinstance(store, S.BufferStore)
         and isinstance(init, S.BufferStore)
+        and store.predicate is None
+        and init.predicate is None
         and init.buffer is store.buffer
         and isinstance(store.value, E.Add)
         and isinstance(store.value.a, E.BufferLoad)

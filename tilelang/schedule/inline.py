@@ -40,6 +40,10 @@ def _single_store(primitive, subject, realize, producer=False) -> S.BufferStore:
         raise schedule_error(primitive, subject, "a reduction block cannot be inlined", realize)
     if not isinstance(block.body, S.BufferStore):
         raise schedule_error(primitive, subject, "the body must be a single buffer store", realize)
+    if block.body.predicate is not None:
+        raise schedule_error(
+            primitive, subject, "its store is masked (a predicated vstore)", realize
+        )
     if block.init is not None and not (
         isinstance(block.init, S.BufferStore)
         and block.init.buffer is block.body.buffer

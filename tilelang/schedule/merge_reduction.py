@@ -103,8 +103,10 @@ def _check_blocks(init, update, refuse) -> None:
         raise refuse(f"{ib.name_hint!r} has iterators that are not spatial", init)
     for realize in (init, update):
         block = realize.block
-        if not isinstance(block.body, S.BufferStore):
-            raise refuse(f"the body of {block.name_hint!r} is not a single store", realize)
+        if not isinstance(block.body, S.BufferStore) or block.body.predicate is not None:
+            raise refuse(
+                f"the body of {block.name_hint!r} is not a single (unmasked) store", realize
+            )
         if block.alloc_buffers or block.match_buffers or const_int_value(realize.predicate) != 1:
             raise refuse(
                 f"{block.name_hint!r} allocates, matches buffers or has a predicate", realize

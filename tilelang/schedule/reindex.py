@@ -93,13 +93,15 @@ class _Replace(StmtExprMutator):
 
     def visit_buffer_load(self, op):
         op = self.generic_visit(op)
-        return E.BufferLoad(self.new, self.indices, span=op.span) if op.buffer is self.old else op
+        if op.buffer is not self.old:
+            return op
+        return E.BufferLoad(self.new, self.indices, predicate=op.predicate, span=op.span)
 
     def visit_buffer_store(self, op):
         op = self.generic_visit(op)
         if op.buffer is not self.old:
             return op
-        return S.BufferStore(self.new, op.value, self.indices, span=op.span)
+        return S.BufferStore(self.new, op.value, self.indices, predicate=op.predicate, span=op.span)
 
 
 def reindex(func, name, buffer_index):

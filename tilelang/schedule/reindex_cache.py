@@ -204,7 +204,9 @@ class _Redirect(StmtExprMutator):
 
     def visit_buffer_load(self, op):
         op = self.generic_visit(op)
-        return E.BufferLoad(self.new, self.indices) if op.buffer is self.old else op
+        if op.buffer is not self.old:
+            return op
+        return E.BufferLoad(self.new, self.indices, predicate=op.predicate)
 
     def visit_buffer_store(self, op):
         op = self.generic_visit(op)

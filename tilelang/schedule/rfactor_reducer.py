@@ -190,9 +190,12 @@ def _match_reduction(subject, realize, store):
     """``(store, combiner type, the value combined in)`` of a reduction block
     ``B[idx] = combiner(B[idx], value)`` whose init stores the combiner's identity."""
     block = realize.block
-    if not isinstance(store, S.BufferStore):
+    if not isinstance(store, S.BufferStore) or store.predicate is not None:
         raise schedule_error(
-            "rfactor", subject, "the body must be a single buffer store B[...] = ...", realize
+            "rfactor",
+            subject,
+            "the body must be a single (unmasked) buffer store B[...] = ...",
+            realize,
         )
     combiner = type(store.value)
     if combiner not in COMBINERS:

@@ -139,13 +139,15 @@ class _Relayout(StmtExprMutator):
         new = self.generic_visit(op)
         if op.buffer is not self.old:
             return new
-        return E.BufferLoad(self.new, self._map(new.indices), span=op.span)
+        return E.BufferLoad(self.new, self._map(new.indices), predicate=new.predicate, span=op.span)
 
     def visit_buffer_store(self, op):
         new = self.generic_visit(op)
         if op.buffer is not self.old:
             return new
-        return S.BufferStore(self.new, new.value, self._map(new.indices), span=op.span)
+        return S.BufferStore(
+            self.new, new.value, self._map(new.indices), predicate=new.predicate, span=op.span
+        )
 
     def visit_buffer_def(self, buffer):
         return self.new if buffer is self.old else buffer

@@ -60,6 +60,16 @@ class BufferType:
 
     def __init__(self, shape=None, dtype="float32", *args, **kwargs):
         self.shape, self.dtype = shape, dtype
+        self._more = (args, kwargs)
+
+    def tir_spec(self):
+        """What the parser makes of this call when Python code run while parsing (a
+        helper the decorated body calls) returns it: a buffer over ``data``, as
+        ``T.Buffer(...)`` written in the body."""
+        from tilelang.parser import tir_functions
+
+        args, kwargs = self._more
+        return tir_functions.buffer(self.shape, self.dtype, *args, **kwargs)
 
     def __class_getitem__(cls, item):
         return cls(*item) if isinstance(item, tuple) else cls(item)
@@ -69,6 +79,14 @@ class BufferType:
 
 
 Buffer = BufferType
+
+
+def decl_buffer(shape, dtype="float32", *args, **kwargs):
+    """``T.decl_buffer(...)`` in Python code run while a decorated function is parsed
+    (a helper its body calls): the declaration the parser makes of it in the body."""
+    from tilelang.parser import tir_functions
+
+    return tir_functions.decl_buffer(shape, dtype, *args, **kwargs)
 
 
 class _DType:
@@ -148,7 +166,8 @@ def Cast(dtype, value):  # noqa: N802 - TVM's name
 
 
 __all__ = [
-    "prim_func", "Buffer", "handle", "bool", "int8", "int16", "int32", "int64", "uint8",
+    "prim_func", "Buffer", "decl_buffer", "handle", "bool", "int8", "int16", "int32",
+    "int64", "uint8",
     "uint16", "uint32", "uint64", "float16", "float32", "float64", "max", "min", "abs",
     "pow", "exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan",
     "tanh", "sigmoid", "erf", "floor", "ceil", "round", "trunc", "floordiv", "floormod",

@@ -188,15 +188,25 @@ class _Flatten(StmtExprMutator):
     def visit_buffer_load(self, op):
         indices = tuple(self.visit(ix) for ix in op.indices)
         return E.BufferLoad(
-            self.flat_buffer(op.buffer), self._index(op.buffer, indices), span=op.span
+            self.flat_buffer(op.buffer),
+            self._index(op.buffer, indices),
+            predicate=self._predicate(op),
+            span=op.span,
         )
 
     def visit_buffer_store(self, op):
         indices = tuple(self.visit(ix) for ix in op.indices)
         value = self.visit(op.value)
         return S.BufferStore(
-            self.flat_buffer(op.buffer), value, self._index(op.buffer, indices), span=op.span
+            self.flat_buffer(op.buffer),
+            value,
+            self._index(op.buffer, indices),
+            predicate=self._predicate(op),
+            span=op.span,
         )
+
+    def _predicate(self, op):
+        return None if op.predicate is None else self.visit(op.predicate)
 
     def visit_allocate(self, op: S.Allocate):
         body = self.visit(op.body)

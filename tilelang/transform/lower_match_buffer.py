@@ -97,14 +97,14 @@ class _Lower(StmtExprMutator):
         if new.buffer not in self.views:
             return new
         source, indices = self._indices(new.buffer, new.indices)
-        return E.BufferLoad(source, indices, span=op.span)
+        return E.BufferLoad(source, indices, predicate=new.predicate, span=op.span)
 
     def visit_buffer_store(self, op: S.BufferStore):
         new = self.generic_visit(op)
         if new.buffer not in self.views:
             return new
         source, indices = self._indices(new.buffer, new.indices)
-        return S.BufferStore(source, new.value, indices, span=op.span)
+        return S.BufferStore(source, new.value, indices, predicate=new.predicate, span=op.span)
 
     def visit_buffer_region(self, op):
         if op.buffer not in self.views:

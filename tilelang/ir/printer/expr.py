@@ -175,6 +175,10 @@ class ExprPrinter(NodeFunctor):
         return f"T.Select({args})", P_ATOM
 
     def visit_buffer_load(self, op: E.BufferLoad):
+        if op.predicate is not None:  # TVM's spelling of a masked load
+            indices = ", ".join(self.expr(ix) for ix in op.indices)
+            name, predicate = self.buffer_name(op.buffer), self.expr(op.predicate)
+            return f"{name}.vload([{indices}], predicate={predicate})", P_ATOM
         return f"{self.buffer_name(op.buffer)}[{self.indices(op.indices)}]", P_ATOM
 
     def indices(self, indices) -> str:
@@ -183,10 +187,15 @@ class ExprPrinter(NodeFunctor):
         return ", ".join(self.expr(ix) for ix in indices)
 
     def visit_ramp(self, op: E.Ramp):
-        return f"T.Ramp({self.expr(op.base)}, {self.expr(op.stride)}, {op.lanes})", P_ATOM
+        lanes = self.lanes(op.lanes)
+        return f"T.Ramp({self.expr(op.base)}, {self.expr(op.stride)}, {lanes})", P_ATOM
 
     def visit_broadcast(self, op: E.Broadcast):
-        return f"T.Broadcast({self.expr(op.value)}, {op.lanes})", P_ATOM
+        return f"T.Broadcast({self.expr(op.value)}, {self.lanes(op.lanes)})", P_ATOM
+
+    def lanes(self, lanes) -> str:
+        """A lane count: a number, or a scalable ``4 * T.vscale()``."""
+        return str(lanes) if isinstance(lanes, int) else self.expr(lanes)
 
     def visit_let(self, op: E.Let):
         value = self.expr(op.value)

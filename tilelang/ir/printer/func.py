@@ -228,9 +228,6 @@ class ScriptPrinter(StmtPrinter):
         self.buffers.setdefault(buffer.data, buffer)
         return name
 
-    def data_to_buffer(self) -> dict:
-        return self.buffers
-
     def node_ref(self, obj) -> str:
         if isinstance(obj, Buffer):
             return self.buffer_name(obj)
@@ -282,7 +279,8 @@ class ScriptPrinter(StmtPrinter):
         for param in func.params:
             buffer = func.buffer_map.get(param)
             if buffer is None:
-                params.append(f"{self.define_var(param)}: T.{param.dtype}")
+                kind = param.ty.script() if param.dtype.is_handle() else f"T.{param.dtype}"
+                params.append(f"{self.define_var(param)}: {kind}")
                 continue
             variables = [v for v in _buffer_vars(buffer) if id(v) not in self.implicit_offsets]
             implicit = id(buffer.elem_offset) in self.implicit_offsets
@@ -336,11 +334,7 @@ class ScriptPrinter(StmtPrinter):
                     call = self.buffer_call("T.alloc_buffer", buffer)
                     self.emit(f"{self.define_buffer(buffer)} = {call}")
                 self.print_stmt(root.body, tail=True)
-            else:
-                # a root written out keeps the regions it has: the parser infers none
-                # for the root (TVM), so empty ones print as T.reads() / T.writes()
-                if isinstance(func.body, S.BlockRealize):
-                    self.root_block = func.body.block
+            else:  # a root written out keeps its regions (the parser infers none for it)
                 self.print_stmt(func.body, tail=True)
         finally:
             self.indent -= 1
@@ -363,7 +357,10 @@ class ScriptPrinter(StmtPrinter):
             self.declare_view(buffer)
 
     def size_var_call(self, var: E.Var) -> str:
-        """``T.int32()``, or ``T.int32(is_size_var=True)`` for a SizeVar (as TVM)."""
+        """``T.int32()``, or ``T.int32(is_size_var=True)`` for a SizeVar (as TVM), or
+        a handle's pointer type (``T.handle("float32")``)."""
+        if var.dtype.is_handle() and var.ty.script() != "T.handle":
+            return var.ty.script()  # a typed pointer: T.handle("float32")
         flag = "is_size_var=True" if isinstance(var, E.SizeVar) else ""
         return f"T.{var.dtype}({flag})"
 

@@ -81,6 +81,12 @@ class StmtPrinter(ExprPrinter):
             self.print_stmt(stmt, tail=index == last)
 
     def visit_buffer_store(self, op: S.BufferStore):
+        if op.predicate is not None:  # TVM's spelling of a masked store
+            indices = ", ".join(self.expr(ix) for ix in op.indices)
+            value, predicate = self.expr(op.value), self.expr(op.predicate)
+            name = self.buffer_name(op.buffer)
+            self.emit(f"{name}.vstore([{indices}], {value}, predicate={predicate})")
+            return
         target = f"{self.buffer_name(op.buffer)}[{self.indices(op.indices)}]"
         self.emit(f"{target} = {self.expr(op.value)}")
 
@@ -336,12 +342,9 @@ class StmtPrinter(ExprPrinter):
                 self.emit(f"{name} = T.axis.{kind}({self.domain(iv.dom)}, {value})")
         if not _is_true(predicate):
             self.emit(f"T.where({self.expr(predicate)})")
+        # the regions as they are, as TVM prints them: empty ones print as T.reads() /
+        # T.writes() and parse back empty (a block without them is given inferred ones)
         reads, writes = block.reads, block.writes
-        if not reads and not writes and block is not getattr(self, "root_block", None):
-            # regions need arithmetic: imported here, the printer sits below arith
-            from tilelang.analysis import get_block_read_write_region
-
-            reads, writes = get_block_read_write_region(block, self.data_to_buffer())
         self.emit(f"T.reads({', '.join(self.region(r) for r in reads)})")
         self.emit(f"T.writes({', '.join(self.region(w) for w in writes)})")
         if block.annotations:
