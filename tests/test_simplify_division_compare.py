@@ -89,3 +89,16 @@ def test_reverse_inline_predicate_in_tvm_words():
     out = np.zeros((127, 127), "float32")
     build(sch.mod, "python", auto_schedule=False)["main"](a, out)
     np.testing.assert_allclose(out, a[:127, :127] * 2 + 1, rtol=1e-6)
+
+
+def test_a_bound_past_the_type_is_no_rewrite():
+    """A rewritten bound the type cannot hold leaves the comparison as it was (found
+    by the differential fuzz test: uint32 ``x // 10 < 4294967295``)."""
+    u = E.Var("u", "uint32")
+    kept = simplify(E.LT(u // E.IntImm("uint32", 10), E.IntImm("uint32", 4294967295)))
+    assert isinstance(kept, E.LT) and isinstance(kept.a, E.FloorDiv)
+    kept = simplify(E.LT(c(2**31 - 2), x // c(2)))  # (c + 1) * 2 - 1 is past int32
+    assert isinstance(kept, E.LT) and isinstance(kept.b, E.FloorDiv)
+    # x < 0 and x % 4 < 2 would tighten to x < -2: not a uint32 constant
+    zero, four, two = (E.IntImm("uint32", v) for v in (0, 4, 2))
+    simplify(E.And(E.LT(u, zero), E.LT(u % four, two)))  # no TIRTypeError

@@ -276,11 +276,22 @@ def _undivided_lt(op, a, b):
     left, right = _positive_divisor(a, E.FloorDiv), _positive_divisor(b, E.FloorDiv)
     if left is not None and isinstance(b, E.IntImm):
         x, c1 = left
-        return E.LT(x, E.IntImm(x.dtype, c1 * b.value))
+        bound = _scalar_const(x.dtype, c1 * b.value)
+        return None if bound is None else E.LT(x, bound)
     if right is not None and isinstance(a, E.IntImm):
         x, c2 = right
-        return E.LT(E.IntImm(x.dtype, (a.value + 1) * c2 - 1), x)
+        bound = _scalar_const(x.dtype, (a.value + 1) * c2 - 1)
+        return None if bound is None else E.LT(bound, x)
     return None
+
+
+def _scalar_const(dtype, value: int):
+    """``value`` as a scalar constant of ``dtype``, or None when the type cannot hold
+    it (a rewritten bound past the type's range is no rewrite: the comparison stands)."""
+    if dtype.is_vector():
+        return None
+    low, high = dtype.value_range()
+    return E.IntImm(dtype, value) if low <= value <= high else None
 
 
 def _tighten_by_remainder(a, b):
@@ -302,7 +313,8 @@ def _tighten_by_remainder(a, b):
         bound = c1 - c1 % c2 + c3
     else:
         return None
-    return E.LT(a.a, E.IntImm(a.b.dtype, bound))
+    tightened = _scalar_const(a.b.dtype, bound)
+    return None if tightened is None else E.LT(a.a, tightened)
 
 
 def _split_terms(quotient, rest, c):
