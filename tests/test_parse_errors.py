@@ -96,11 +96,11 @@ def f(A: T.Buffer((8,), "float33")):  # check_error: invalid dtype 'float33' @ "
 """),
     "store_type_mismatch": prog("""\
     for i in range(8):
-        A[i] = T.float64(1)  # check_error: cannot store a float64 value into buffer A @ A[i]
+        A[i] = A.data  # check_error: cannot store a handle value into buffer A @ A[i]
 """),
-    "store_float_literal_into_int": prog("""\
+    "store_infinite_float_into_int": prog("""\
     for i in range(8):
-        B[i] = 1.5  # check_error: cannot store the float 1.5 into buffer B @ B[i]
+        B[i] = 1e400  # check_error: cannot store the float inf into buffer B @ B[i]
 """),
     "float_index": prog("""\
     A[T.float32(1)] = 1.0  # check_error: a buffer index must be an integer @ T.float32

@@ -95,6 +95,11 @@ class AssertionFailure(TileLangError, RuntimeError):
     """A ``T.assert`` failed during a call; every backend raises this one class."""
 
 
+class TIRCastWarning(UserWarning):
+    """A value stored into a buffer of a type that may not hold it (a float into an
+    integer buffer) is cast, as TVM casts it; the warning is located like an error."""
+
+
 __all__ = [
     "TileLangError",
     "LocatedError",
@@ -105,4 +110,5 @@ __all__ = [
     "BuildError",
     "ArgumentError",
     "AssertionFailure",
+    "TIRCastWarning",
 ]

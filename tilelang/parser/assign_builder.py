@@ -4,8 +4,12 @@ the names that ``T.*`` calls define (iterators, buffers, symbolic sizes, allocat
 
 from __future__ import annotations
 
+import math
+import warnings
+
 from lark import Tree
 
+from tilelang.errors import TIRCastWarning
 from tilelang.ir import (
     Allocate,
     AllocateConst,
@@ -337,40 +341,50 @@ class AssignBuilderMixin:
         return BufferStore(base, value, indices, span=self.span(tree))
 
     def coerce(self, value, dtype, tree, what: str) -> PrimExpr:
-        """``value`` as a ``dtype`` value: literals take the type; integers widen or
-        narrow; integer constants become floats and integer expressions are cast to
-        floats (as TVM does); anything else (a float into an integer or narrower
-        float) is a type error."""
+        """``value`` as a ``dtype`` value, as TVM's IRBuilder converts a stored value:
+        literals take the type, any other number is cast (integers widen or narrow,
+        floats narrow, integers become floats). A float made an integer may lose its
+        fraction: that is cast too, as TVM does, with a located warning. Anything that
+        is not a number (a handle, a string) is a type error."""
         if isinstance(value, bool):
             value = const(value)
         if isinstance(value, (int, float)):
             if isinstance(value, float) and not dtype.element_of().is_float():
-                raise self.error(
-                    tree,
-                    f"cannot store the float {value!r} into {what} of type {dtype}",
-                    cls=self.type_error_cls,
-                )
+                if not math.isfinite(value):
+                    raise self.error(
+                        tree,
+                        f"cannot store the float {value!r} into {what} of type {dtype}",
+                        cls=self.type_error_cls,
+                    )
+                self._warn_lossy(tree, f"the float {value!r}", what, dtype)
+                value = int(value)  # TVM's constant cast: toward zero
             return self.guard(tree, const, value, dtype.element_of())
         if not isinstance(value, PrimExpr) or isinstance(value, StringImm):
             raise self.error(tree, f"cannot store {describe(value)} into {what}")
         have, want = value.dtype.element_of(), dtype.element_of()
         if have == want:
             return value
-        if have.is_integer() and want.is_integer():
-            return Cast(want.with_lanes_of(value.dtype), value)
         if isinstance(value, IntImm) and want.is_float():
             return FloatImm(want, float(value.value))
-        if (have.is_integer() or have.is_bool()) and want.is_float():
-            # as TVM's BufferStore: an integer value converts to the float element type
-            return Cast(want.with_lanes_of(value.dtype), value)
         if isinstance(value, IntImm) and have.is_bool() and want.is_integer():
             return IntImm(want, value.value)
-        raise self.error(
-            tree,
-            f"cannot store a {value.dtype} value into {what} of type "
-            f'{dtype}; convert it with T.Cast("{dtype}", ...)',
-            cls=self.type_error_cls,
+        numbers = (have.is_integer() or have.is_bool() or have.is_float()) and (
+            want.is_integer() or want.is_bool() or want.is_float()
         )
+        if not numbers:
+            raise self.error(
+                tree,
+                f"cannot store a {value.dtype} value into {what} of type {dtype}",
+                cls=self.type_error_cls,
+            )
+        if have.is_float() and not want.is_float():
+            self._warn_lossy(tree, f"a {value.dtype} value", what, dtype)
+        return self.guard(tree, Cast, want.with_lanes_of(value.dtype), value)
+
+    def _warn_lossy(self, tree, value: str, what: str, dtype) -> None:
+        """TVM's "Casting in BufferStore may lose precision", located."""
+        message = f"{value} stored into {what} of type {dtype} is cast and may lose precision"
+        warnings.warn(TIRCastWarning(self.error(tree, message).render("warning")), stacklevel=2)
 
 
 def _broadcast(value, lanes):
