@@ -20,6 +20,7 @@ import numbers
 
 from tilelang.ir import expr as E
 from tilelang.ir.dtype import BOOL, FLOAT32, INT32, INT64, DataType, raw_lanes
+from tilelang.ir.lanes import lanes_expr
 
 _INT32_RANGE = range(-(2**31), 2**31)
 
@@ -110,7 +111,7 @@ def _coerce(x: E.PrimExpr, scalar: DataType, lanes: int) -> E.PrimExpr:
     if x.dtype.element_of() != scalar:
         x = E.Cast(scalar.with_lanes_of(x.dtype), x)
     if lanes != 1 and not x.dtype.is_vector():
-        count = lanes if lanes > 0 else E.lanes_expr(scalar.with_scalable_lanes(-lanes))
+        count = lanes if lanes > 0 else lanes_expr(scalar.with_scalable_lanes(-lanes))
         x = E.Broadcast(x, count)
     return x
 

@@ -21,6 +21,12 @@ from __future__ import annotations
 import attrs
 
 from tilelang.ir.dtype import BOOL, HANDLE, INT32, DataType, raw_lanes
+from tilelang.ir.lanes import (
+    check_lanes,
+    check_predicate,
+    convert_lanes,
+    vector_dtype,
+)
 from tilelang.ir.node import Node, child, define, ignored, plain, ref, snake_name, span_field
 
 
@@ -389,67 +395,6 @@ class BufferLoad(PrimExpr):
         return self.buffer.dtype.with_lanes(lanes) if lanes > 1 else self.buffer.dtype
 
 
-def check_predicate(node, value_dtype: DataType) -> None:
-    """A load's or store's mask is a bool vector with one lane per accessed element."""
-    mask = node.predicate.dtype
-    if not (
-        mask.is_bool() and value_dtype.is_vector() and raw_lanes(mask) == raw_lanes(value_dtype)
-    ):
-        raise TIRTypeError(
-            f"the predicate of {type(node).__name__} must be a bool vector of the access's "
-            f"lanes ({value_dtype}), not {mask}"
-        )
-
-
-def vscale_factor(lanes) -> int | None:
-    """``k`` when the lane count ``lanes`` is the expression ``k * T.vscale()`` (or
-    ``T.vscale() * k``, ``T.vscale()``): a scalable vector's; None otherwise."""
-    if isinstance(lanes, Call):
-        return 1 if lanes.op == "vscale" and not lanes.args else None
-    if isinstance(lanes, Mul):
-        for k, v in ((lanes.a, lanes.b), (lanes.b, lanes.a)):
-            if isinstance(k, IntImm) and k.value > 0 and vscale_factor(v) == 1:
-                return k.value
-    return None
-
-
-def lanes_expr(dtype: DataType):
-    """The lane count of ``dtype`` as a Ramp/Broadcast takes it: an int, or
-    ``k * T.vscale()`` for a scalable vector."""
-    count = raw_lanes(dtype)
-    if count > 0:
-        return count
-    return Mul(IntImm(INT32, -count), Call(INT32, "vscale", ()))
-
-
-def _lanes(value):
-    """A lane count: an int, or a scalable ``k * T.vscale()`` kept as an expression."""
-    if isinstance(value, IntImm):
-        return value.value
-    if isinstance(value, PrimExpr):
-        if vscale_factor(value) is None:
-            raise TIRTypeError(
-                f"the lanes of a vector are a constant or a multiple of T.vscale(), not {value!r}"
-            )
-        return value
-    return int(value)
-
-
-def _lanes_dtype(element: DataType, lanes) -> DataType:
-    if isinstance(lanes, int):
-        return element.with_lanes(lanes)
-    return element.with_scalable_lanes(vscale_factor(lanes))
-
-
-def _check_lanes(node) -> None:
-    if isinstance(node.lanes, PrimExpr):
-        return  # scalable: vscale_factor checked it
-    if node.lanes < 1:
-        raise TIRTypeError(
-            f"{type(node).__name__} needs a positive number of lanes, got {node.lanes}"
-        )
-
-
 @attrs.frozen(eq=False, repr=False)
 class Ramp(PrimExpr):
     """The vector ``[base, base + stride, ..., base + (lanes - 1) * stride]``."""
@@ -457,15 +402,15 @@ class Ramp(PrimExpr):
     base: PrimExpr = child()
     stride: PrimExpr = child()
     #: an int, or ``k * T.vscale()`` (an int32 expression) for a scalable vector
-    lanes: int | PrimExpr = plain(converter=_lanes)
+    lanes: int | PrimExpr = plain(converter=convert_lanes)
     span: object = span_field()
 
     def __attrs_post_init__(self):
-        _check_lanes(self)
+        check_lanes(self)
 
     @property
     def dtype(self) -> DataType:
-        return _lanes_dtype(self.base.dtype, self.lanes)
+        return vector_dtype(self.base.dtype, self.lanes)
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -474,15 +419,15 @@ class Broadcast(PrimExpr):
 
     value: PrimExpr = child()
     #: an int, or ``k * T.vscale()`` (an int32 expression) for a scalable vector
-    lanes: int | PrimExpr = plain(converter=_lanes)
+    lanes: int | PrimExpr = plain(converter=convert_lanes)
     span: object = span_field()
 
     def __attrs_post_init__(self):
-        _check_lanes(self)
+        check_lanes(self)
 
     @property
     def dtype(self) -> DataType:
-        return _lanes_dtype(self.value.dtype, self.lanes)
+        return vector_dtype(self.value.dtype, self.lanes)
 
 
 @attrs.frozen(eq=False, repr=False)

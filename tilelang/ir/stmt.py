@@ -16,6 +16,7 @@ from tilelang.ir import expr as E
 from tilelang.ir.buffer import Buffer, Range
 from tilelang.ir.convert import convert
 from tilelang.ir.dtype import DataType
+from tilelang.ir.lanes import check_predicate
 from tilelang.ir.node import Node, child, define, plain, ref, span_field
 
 
@@ -96,7 +97,7 @@ class BufferStore(Stmt):
 
     def __attrs_post_init__(self):
         if self.predicate is not None:
-            E.check_predicate(self, self.value.dtype)
+            check_predicate(self, self.value.dtype)
 
 
 class ThreadTag(str):

@@ -34,7 +34,7 @@ from tilelang.ir import (
 )
 from tilelang.ir.convert import binary
 from tilelang.ir.dtype import raw_lanes
-from tilelang.ir.expr import lanes_expr
+from tilelang.ir.lanes import lanes_expr
 from tilelang.parser import specs as S
 from tilelang.parser import tir_functions as F
 from tilelang.parser.expr_builder import SpecialName, describe

@@ -24,7 +24,8 @@ from tilelang.ir import (
 )
 from tilelang.ir import op as ops
 from tilelang.ir.convert import binary, match_types
-from tilelang.ir.expr import Broadcast, Ramp, vscale_factor
+from tilelang.ir.expr import Broadcast, Ramp
+from tilelang.ir.lanes import vscale_factor
 from tilelang.parser import specs as S
 from tilelang.parser.simplify import extent_of
 from tilelang.parser.tir_registry import (
