@@ -52,9 +52,9 @@ def untensorized(m, n, k):
     i0, i1 = sch.split(i, [None, 4])
     j0, j1 = sch.split(j, [None, 64])
     sch.reorder(j0, i0, r, i1, j1)
-    sch.decompose_reduction("matmul", r)
     sch.unroll(i1)
-    sch.vectorize(j1)
+    sch.vectorize(j1)  # loop kinds first: the update split off alone is not a reduction
+    sch.decompose_reduction("matmul", r)
     return sch
 
 
