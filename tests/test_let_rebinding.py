@@ -45,3 +45,27 @@ def test_bad_rebindings_are_located_errors(line, message):
     with pytest.raises(TIRSyntaxError, match=message) as info:
         tilelang.parse(text)
     assert info.value.line == 6
+
+
+ANNOTATED_FIRST = """
+@T.prim_func
+def f(A: T.Buffer((16,), "float32")):
+    packed = T.Buffer([16], "float32")
+    T.attr(packed.data, "storage_scope", "global")
+    with T.LetStmt(T.address_of(A[0]), var=packed.data):
+        for i in range(16):
+            packed[i] = A[i] + T.float32(1)
+"""
+
+
+def test_pointer_annotated_before_its_let_is_declared_when_printed():
+    """TVM's lowered host code annotates a pointer (T.attr(B.data, ...)) ahead of the
+    T.LetStmt that binds it: the printer declares the pointer first, so the text
+    parses back to the same function."""
+    func = tilelang.parse(ANNOTATED_FIRST)["f"]
+    printed = func.script()
+    lines = [line.strip() for line in printed.splitlines()]
+    assert lines.index("packed = T.handle()") < lines.index(
+        'with T.attr(packed, "storage_scope", "global"):'
+    )
+    assert_structural_equal(func, tilelang.parse(printed)["f"], map_free_vars=True)

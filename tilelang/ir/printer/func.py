@@ -170,12 +170,41 @@ def _free_vars(func: PrimFunc, declared) -> list:
     bound.update(id(b.data) for b in func.buffer_map.values())
     found = [v for v in undefined_vars(func) if id(v) not in bound]
     found += [v for v in defs.declared_data if id(v) not in bound]
+    found += [v for v in _annotated_before_defined(func) if id(v) not in bound]
     result, seen = [], {id(d) for d in declared} | {id(p) for p in func.params}
     for var in found:
         if id(var) not in seen:
             seen.add(id(var))
             result.append(var)
     return result
+
+
+def _annotated_before_defined(func: PrimFunc) -> list:
+    """Variables an AttrStmt annotates before any statement defines them (TVM's
+    lowered host code writes ``T.attr(B.data, "storage_scope", ...)`` ahead of the
+    ``T.LetStmt(..., var=B.data)`` that binds it): declared, the text parses back."""
+    from tilelang.ir.functor import StmtExprVisitor
+
+    class _Order(StmtExprVisitor):
+        def __init__(self):
+            self.defined = {id(p) for p in func.params}
+            self.defined.update(id(b.data) for b in func.buffer_map.values())
+            self.early: list = []
+
+        def visit_var_def(self, var):
+            self.defined.add(id(var))
+
+        def visit_buffer_def(self, buffer):
+            self.defined.add(id(buffer.data))
+
+        def visit_attr_stmt(self, stmt):
+            if isinstance(stmt.node, E.Var) and id(stmt.node) not in self.defined:
+                self.early.append(stmt.node)
+            self.generic_visit(stmt)
+
+    order = _Order()
+    order.visit(func.body)
+    return order.early
 
 
 def _relaunched_threads(func: PrimFunc) -> list:
