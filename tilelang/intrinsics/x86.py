@@ -66,69 +66,49 @@ VNNI_FEATURES = ("avx512f", "avx512bw", "avx512vnni")
 FMA_FEATURES = ("avx512f", "fma")
 BF16_FEATURES = ("avx512f", "avx512bw", "avx512bf16")
 
-_VNNI_DESC = """
+# A dot-product tile over pair-packed B: ``p`` consecutive reduction elements of 16
+# columns sit together (B[j // 16, k // p, j % 16, k % p]), as vpdpbusd (p = 4, uint8 x
+# int8 -> int32) and vdpbf16ps (p = 2, bfloat16 x bfloat16 -> float32) read them.
+_PACKED_DESC = """
 @T.prim_func
-def vnni_desc(a: T.handle, b: T.handle, c: T.handle):
-    A = T.match_buffer(a, ({mr}, {kt}), "uint8", offset_factor=1)
-    B = T.match_buffer(b, ({nb}, {kt4}, 16, 4), "int8", offset_factor=1)
-    C = T.match_buffer(c, ({mr}, {n}), "int32", offset_factor=1)
+def packed_desc(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, ({mr}, {kt}), "{ta}", offset_factor=1)
+    B = T.match_buffer(b, ({nb}, {ktp}, 16, {p}), "{tb}", offset_factor=1)
+    C = T.match_buffer(c, ({mr}, {n}), "{tc}", offset_factor=1)
     with T.block("root"):
-        T.reads(C[0:{mr}, 0:{n}], A[0:{mr}, 0:{kt}], B[0:{nb}, 0:{kt4}, 0:16, 0:4])
+        T.reads(C[0:{mr}, 0:{n}], A[0:{mr}, 0:{kt}], B[0:{nb}, 0:{ktp}, 0:16, 0:{p}])
         T.writes(C[0:{mr}, 0:{n}])
         for i, j, k in T.grid({mr}, {n}, {kt}):
             with T.block("update"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                T.reads(C[vi, vj], A[vi, vk], B[vj // 16, vk // 4, vj % 16, vk % 4])
+                T.reads(C[vi, vj], A[vi, vk], B[vj // 16, vk // {p}, vj % 16, vk % {p}])
                 T.writes(C[vi, vj])
-                C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj // 16, vk // 4, vj % 16, vk % 4])
+                C[vi, vj] = C[vi, vj] + T.Cast("{tc}", A[vi, vk]) * T.Cast("{tc}", B[vj // 16, vk // {p}, vj % 16, vk % {p}])
 """
 
-_VNNI_IMPL = """
+_PACKED_IMPL = """
 @T.prim_func
-def vnni_impl(a: T.handle, b: T.handle, c: T.handle):
+def packed_impl(a: T.handle, b: T.handle, c: T.handle):
     lda = T.int32()
     ldb = T.int32()
     ldc = T.int32()
-    A = T.match_buffer(a, ({mr}, {kt}), "uint8", strides=[lda, 1], offset_factor=1)
-    B = T.match_buffer(b, ({nb}, {kt4}, 16, 4), "int8", strides=[ldb, 64, 4, 1], offset_factor=1)
-    C = T.match_buffer(c, ({mr}, {n}), "int32", strides=[ldc, 1], offset_factor=1)
+    A = T.match_buffer(a, ({mr}, {kt}), "{ta}", strides=[lda, 1], offset_factor=1)
+    B = T.match_buffer(b, ({nb}, {ktp}, 16, {p}), "{tb}", strides=[ldb, {row}, {p}, 1], offset_factor=1)
+    C = T.match_buffer(c, ({mr}, {n}), "{tc}", strides=[ldc, 1], offset_factor=1)
     with T.block("root"):
-        T.reads(C[0:{mr}, 0:{n}], A[0:{mr}, 0:{kt}], B[0:{nb}, 0:{kt4}, 0:16, 0:4])
+        T.reads(C[0:{mr}, 0:{n}], A[0:{mr}, 0:{kt}], B[0:{nb}, 0:{ktp}, 0:16, 0:{p}])
         T.writes(C[0:{mr}, 0:{n}])
         T.evaluate(T.call_extern("int32", "{symbol}", C.access_ptr("rw"), A.access_ptr("r"), B.access_ptr("r"), ldc, lda, ldb))
 """
 
-_BF16_DESC = """
-@T.prim_func
-def bf16_desc(a: T.handle, b: T.handle, c: T.handle):
-    A = T.match_buffer(a, ({mr}, {kt}), "bfloat16", offset_factor=1)
-    B = T.match_buffer(b, ({nb}, {kt2}, 16, 2), "bfloat16", offset_factor=1)
-    C = T.match_buffer(c, ({mr}, {n}), "float32", offset_factor=1)
-    with T.block("root"):
-        T.reads(C[0:{mr}, 0:{n}], A[0:{mr}, 0:{kt}], B[0:{nb}, 0:{kt2}, 0:16, 0:2])
-        T.writes(C[0:{mr}, 0:{n}])
-        for i, j, k in T.grid({mr}, {n}, {kt}):
-            with T.block("update"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                T.reads(C[vi, vj], A[vi, vk], B[vj // 16, vk // 2, vj % 16, vk % 2])
-                T.writes(C[vi, vj])
-                C[vi, vj] = C[vi, vj] + T.Cast("float32", A[vi, vk]) * T.Cast("float32", B[vj // 16, vk // 2, vj % 16, vk % 2])
-"""
 
-_BF16_IMPL = """
-@T.prim_func
-def bf16_impl(a: T.handle, b: T.handle, c: T.handle):
-    lda = T.int32()
-    ldb = T.int32()
-    ldc = T.int32()
-    A = T.match_buffer(a, ({mr}, {kt}), "bfloat16", strides=[lda, 1], offset_factor=1)
-    B = T.match_buffer(b, ({nb}, {kt2}, 16, 2), "bfloat16", strides=[ldb, 32, 2, 1], offset_factor=1)
-    C = T.match_buffer(c, ({mr}, {n}), "float32", strides=[ldc, 1], offset_factor=1)
-    with T.block("root"):
-        T.reads(C[0:{mr}, 0:{n}], A[0:{mr}, 0:{kt}], B[0:{nb}, 0:{kt2}, 0:16, 0:2])
-        T.writes(C[0:{mr}, 0:{n}])
-        T.evaluate(T.call_extern("int32", "{symbol}", C.access_ptr("rw"), A.access_ptr("r"), B.access_ptr("r"), ldc, lda, ldb))
-"""
+def _packed_texts(types, pack, mr, nb, kt, symbol) -> tuple[str, str]:
+    """The description and implementation of a pair-packed tile (``types``: A, B, C)."""
+    ta, tb, tc = types
+    fields = dict(mr=mr, nb=nb, n=16 * nb, kt=kt, ktp=kt // pack, p=pack, row=16 * pack,
+                  ta=ta, tb=tb, tc=tc, symbol=symbol)  # fmt: skip
+    return _PACKED_DESC.format(**fields), _PACKED_IMPL.format(**fields)
+
 
 _FMA_DESC = """
 @T.prim_func
@@ -171,11 +151,8 @@ def vnni_gemm(mr: int = 4, nb: int = 4, kt: int = 64, features=None) -> str:
     if kt % 4:
         raise ValueError(f"{name}: the reduction tile must be a multiple of 4")
     symbol = f"tl_vnni_gemm_{mr}x{16 * nb}x{kt}"
-    fields = dict(mr=mr, nb=nb, n=16 * nb, kt=kt, kt4=kt // 4, symbol=symbol)
-    return register_text(
-        name, _VNNI_DESC.format(**fields), _VNNI_IMPL.format(**fields),
-        llvm_ir=vnni_gemm_ir(symbol, mr, nb, kt),
-    )  # fmt: skip
+    desc, impl = _packed_texts(("uint8", "int8", "int32"), 4, mr, nb, kt, symbol)
+    return register_text(name, desc, impl, llvm_ir=vnni_gemm_ir(symbol, mr, nb, kt))
 
 
 def fma_gemm(mr: int = 4, nb: int = 2, kt: int = 64, features=None) -> str:
@@ -199,8 +176,5 @@ def bf16_gemm(mr: int = 4, nb: int = 2, kt: int = 64, features=None) -> str:
     if kt % 2:
         raise ValueError(f"{name}: the reduction tile must be even")
     symbol = f"tl_bf16_gemm_{mr}x{16 * nb}x{kt}"
-    fields = dict(mr=mr, nb=nb, n=16 * nb, kt=kt, kt2=kt // 2, symbol=symbol)
-    return register_text(
-        name, _BF16_DESC.format(**fields), _BF16_IMPL.format(**fields),
-        llvm_ir=bf16_gemm_ir(symbol, mr, nb, kt),
-    )  # fmt: skip
+    desc, impl = _packed_texts(("bfloat16", "bfloat16", "float32"), 2, mr, nb, kt, symbol)
+    return register_text(name, desc, impl, llvm_ir=bf16_gemm_ir(symbol, mr, nb, kt))
