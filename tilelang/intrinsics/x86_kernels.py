@@ -80,16 +80,10 @@ def vnni_gemm_ir(name: str, mr: int, nb: int, kt: int) -> str:
         lines.append("  %k4 = mul i32 %k, 4")
         lines.append("  %k64 = mul i32 %k, 64")
         for n in range(nb):
-            lines.append(f"  %pb{n}.p = mul i32 {n}, %ldb")
-            lines.append(f"  %pb{n}.i = add i32 %pb{n}.p, %k64")
-            lines.append(f"  %pb{n}.x = sext i32 %pb{n}.i to i64")
-            lines.append(f"  %pb{n} = getelementptr inbounds i8, ptr %B, i64 %pb{n}.x")
+            _row_pointer(lines, f"pb{n}", "B", n, "ldb", "i8", "%k64")
             lines.append(f"  %b{n} = load <16 x i32>, ptr %pb{n}, align 1")
         for r in range(mr):
-            lines.append(f"  %pa{r}.r = mul i32 {r}, %lda")
-            lines.append(f"  %pa{r}.i = add i32 %pa{r}.r, %k4")
-            lines.append(f"  %pa{r}.x = sext i32 %pa{r}.i to i64")
-            lines.append(f"  %pa{r} = getelementptr inbounds i8, ptr %A, i64 %pa{r}.x")
+            _row_pointer(lines, f"pa{r}", "A", r, "lda", "i8", "%k4")
             lines.append(f"  %a{r}.s = load i32, ptr %pa{r}, align 1")
             lines.append(f"  %a{r}.v = insertelement <16 x i32> poison, i32 %a{r}.s, i32 0")
             lines.append(
@@ -115,10 +109,7 @@ def fma_gemm_ir(name: str, mr: int, nb: int, kt: int) -> str:
             _row_pointer(lines, f"pb{n}", "B", "%k", "ldb", "float", 16 * n)
             lines.append(f"  %b{n} = load <16 x float>, ptr %pb{n}, align 4")
         for r in range(mr):
-            lines.append(f"  %pa{r}.r = mul i32 {r}, %lda")
-            lines.append(f"  %pa{r}.i = add i32 %pa{r}.r, %k")
-            lines.append(f"  %pa{r}.x = sext i32 %pa{r}.i to i64")
-            lines.append(f"  %pa{r} = getelementptr inbounds float, ptr %A, i64 %pa{r}.x")
+            _row_pointer(lines, f"pa{r}", "A", r, "lda", "float", "%k")
             lines.append(f"  %a{r}.s = load float, ptr %pa{r}, align 4")
             lines.append(f"  %a{r}.v = insertelement <16 x float> poison, float %a{r}.s, i32 0")
             lines.append(
@@ -144,16 +135,10 @@ def bf16_gemm_ir(name: str, mr: int, nb: int, kt: int) -> str:
         lines.append("  %k2 = mul i32 %k, 2")
         lines.append("  %k32 = mul i32 %k, 32")
         for n in range(nb):
-            lines.append(f"  %pb{n}.p = mul i32 {n}, %ldb")
-            lines.append(f"  %pb{n}.i = add i32 %pb{n}.p, %k32")
-            lines.append(f"  %pb{n}.x = sext i32 %pb{n}.i to i64")
-            lines.append(f"  %pb{n} = getelementptr inbounds i16, ptr %B, i64 %pb{n}.x")
+            _row_pointer(lines, f"pb{n}", "B", n, "ldb", "i16", "%k32")
             lines.append(f"  %b{n} = load <32 x bfloat>, ptr %pb{n}, align 2")
         for r in range(mr):
-            lines.append(f"  %pa{r}.r = mul i32 {r}, %lda")
-            lines.append(f"  %pa{r}.i = add i32 %pa{r}.r, %k2")
-            lines.append(f"  %pa{r}.x = sext i32 %pa{r}.i to i64")
-            lines.append(f"  %pa{r} = getelementptr inbounds i16, ptr %A, i64 %pa{r}.x")
+            _row_pointer(lines, f"pa{r}", "A", r, "lda", "i16", "%k2")
             lines.append(f"  %a{r}.s = load i32, ptr %pa{r}, align 2")
             lines.append(f"  %a{r}.v = insertelement <16 x i32> poison, i32 %a{r}.s, i32 0")
             lines.append(
