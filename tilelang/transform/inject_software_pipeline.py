@@ -93,18 +93,14 @@ class _Version(StmtExprMutator):
         return None if pair is None else pair[1]
 
     def visit_buffer_load(self, op):
+        """A load or a store of a versioned buffer indexes its version first."""
         new = self.generic_visit(op)
         buffer = self._new(new.buffer)
         if buffer is None:
             return new
         return attrs.evolve(new, buffer=buffer, indices=(self.version, *new.indices))
 
-    def visit_buffer_store(self, op):
-        new = self.generic_visit(op)
-        buffer = self._new(new.buffer)
-        if buffer is None:
-            return new
-        return attrs.evolve(new, buffer=buffer, indices=(self.version, *new.indices))
+    visit_buffer_store = visit_buffer_load
 
     def visit_buffer_region(self, op):
         new = self.generic_visit(op)
