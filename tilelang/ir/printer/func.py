@@ -137,18 +137,25 @@ def _free_vars(func: PrimFunc, declared) -> list:
 
         def __init__(self):
             self.bound, self.declared_data = set(), []
+            # definitions met so far, in order, and the variables an AttrStmt annotates
+            # before any of them defines them (TVM's lowered host code writes
+            # T.attr(B.data, ...) ahead of the T.LetStmt(..., var=B.data) binding it)
+            self.so_far, self.annotated_early = set(), []
 
         def visit_var_def(self, var):
             self.bound.add(id(var))
+            self.so_far.add(id(var))
 
         def visit_let_stmt(self, stmt):
             # a let may bind a variable also used outside it (TVM's T.LetStmt(v, var=y)
             # of a declared y): scoping is left to undefined_vars
             self.visit(stmt.value)
+            self.so_far.add(id(stmt.var))
             self.visit(stmt.body)
 
         def visit_buffer_def(self, buffer):
             self.bound.add(id(buffer))
+            self.so_far.add(id(buffer.data))
 
         def visit_decl_buffer(self, stmt):
             self.declared_data.append(stmt.buffer.data)
@@ -157,54 +164,32 @@ def _free_vars(func: PrimFunc, declared) -> list:
         def visit_attr_stmt(self, stmt):
             if isinstance(stmt.node, S.IterVar):  # a thread launch defines its variable
                 self.bound.add(id(stmt.node.var))
+                self.so_far.add(id(stmt.node.var))
+            elif isinstance(stmt.node, E.Var) and id(stmt.node) not in self.so_far:
+                self.annotated_early.append(stmt.node)
             self.generic_visit(stmt)
 
         def visit_block(self, block):
             for buffer in (*block.alloc_buffers, *(m.buffer for m in block.match_buffers)):
                 self.bound.add(id(buffer.data))
+                self.so_far.add(id(buffer.data))
             self.generic_visit(block)
 
     defs = _Definitions()
+    defs.so_far.update(id(p) for p in func.params)
+    defs.so_far.update(id(b.data) for b in func.buffer_map.values())
     defs.visit(func.body)
     bound = defs.bound | {id(p) for p in func.params}
     bound.update(id(b.data) for b in func.buffer_map.values())
     found = [v for v in undefined_vars(func) if id(v) not in bound]
     found += [v for v in defs.declared_data if id(v) not in bound]
-    found += [v for v in _annotated_before_defined(func) if id(v) not in bound]
+    found += [v for v in defs.annotated_early if id(v) not in bound]
     result, seen = [], {id(d) for d in declared} | {id(p) for p in func.params}
     for var in found:
         if id(var) not in seen:
             seen.add(id(var))
             result.append(var)
     return result
-
-
-def _annotated_before_defined(func: PrimFunc) -> list:
-    """Variables an AttrStmt annotates before any statement defines them (TVM's
-    lowered host code writes ``T.attr(B.data, "storage_scope", ...)`` ahead of the
-    ``T.LetStmt(..., var=B.data)`` that binds it): declared, the text parses back."""
-    from tilelang.ir.functor import StmtExprVisitor
-
-    class _Order(StmtExprVisitor):
-        def __init__(self):
-            self.defined = {id(p) for p in func.params}
-            self.defined.update(id(b.data) for b in func.buffer_map.values())
-            self.early: list = []
-
-        def visit_var_def(self, var):
-            self.defined.add(id(var))
-
-        def visit_buffer_def(self, buffer):
-            self.defined.add(id(buffer.data))
-
-        def visit_attr_stmt(self, stmt):
-            if isinstance(stmt.node, E.Var) and id(stmt.node) not in self.defined:
-                self.early.append(stmt.node)
-            self.generic_visit(stmt)
-
-    order = _Order()
-    order.visit(func.body)
-    return order.early
 
 
 def _relaunched_threads(func: PrimFunc) -> list:
