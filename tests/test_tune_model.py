@@ -205,14 +205,16 @@ def test_tune_relax_takes_tvms_argument_order_and_op_names(tmp_path):
 
 def test_task_table_and_per_task_plot(tmp_path):
     rows = [
-        {"name": "a", "flop": 2e9, "weight": 2, "best_sec": 0.5, "trials": 3, "model_tau": 0.25},
+        {"name": "a", "flop": 2e9, "weight": 2, "best_sec": 0.5, "trials": 3, "model_tau": 0.25,
+         "scored": 2064},
         {"name": "b", "flop": 1e9, "weight": 1, "best_sec": math.inf, "trials": 1},
-    ]
+    ]  # fmt: skip
     table = task_table(rows)
     lines = table.splitlines()
     assert "Weighted Latency (us)" in lines[0] and "Model tau" in lines[0]
-    assert "1000000.0000" in lines[2] and lines[2].rstrip().endswith("0.25")
-    assert lines[3].rstrip().endswith("-")
+    assert lines[0].rstrip().endswith("Scored/round")
+    assert "1000000.0000" in lines[2] and lines[2].rstrip().endswith("0.25 |         2064")
+    assert lines[3].rstrip().endswith("- |            -")
     assert lines[-1].startswith("Total trials: 4")
     pytest.importorskip("matplotlib")
     from tilelang.tune.report import save_task_plot

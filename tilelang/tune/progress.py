@@ -17,7 +17,8 @@ def _gflops(flop: float, seconds: float) -> float:
 
 
 class Progress:
-    """``trials done / total``, best latency and best GFLOP/s, on ``stream``."""
+    """``trials done / total``, best latency and best GFLOP/s, and how many candidates
+    the cost model scored in the last round (when it did), on ``stream``."""
 
     WIDTH = 24
 
@@ -26,22 +27,23 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
 
-    def line(self, done: int, best_sec: float) -> str:
+    def line(self, done: int, best_sec: float, scored: int | None = None) -> str:
         filled = self.WIDTH * min(done, self.total) // self.total
         bar = "#" * filled + "-" * (self.WIDTH - filled)
         if math.isfinite(best_sec):
             best = f"best {best_sec * 1e3:.4f} ms  {_gflops(self.flop, best_sec):.2f} GFLOP/s"
         else:
             best = "no valid candidate yet"
-        return f"[{bar}] {done}/{self.total} trials  {best}"
+        scored = "" if scored is None else f"  scored {scored}/round"
+        return f"[{bar}] {done}/{self.total} trials  {best}{scored}"
 
-    def update(self, done: int, best_sec: float) -> None:
+    def update(self, done: int, best_sec: float, scored: int | None = None) -> None:
         if not self.enabled:
             return
         if self.tty:
-            self.stream.write("\r" + self.line(done, best_sec))
+            self.stream.write("\r" + self.line(done, best_sec, scored))
         else:
-            self.stream.write(self.line(done, best_sec) + "\n")
+            self.stream.write(self.line(done, best_sec, scored) + "\n")
         self.stream.flush()
 
     def close(self) -> None:

@@ -4,7 +4,8 @@ whole-model run, the final table and the best-so-far curves.
 The table follows MetaSchedule's task table (ID, name, FLOP, weight, GFLOP/s,
 latency, weighted latency, trials) plus the cost model's accuracy: the mean Kendall
 tau between the order it predicted for the candidates it chose and their measured
-order (``-`` when it chose none, e.g. before it had eight measurements).
+order (``-`` when it chose none, e.g. before it had eight measurements), and how many
+candidates the cost models scored per round (screened by decisions, ranked by IR).
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from tilelang.tune.progress import Progress, _gflops, best_so_far
 
 def task_table(rows) -> str:
     """A table of task summaries (dicts with ``name``, ``flop``, ``weight``,
-    ``best_sec``, ``trials`` and optionally ``model_tau``), one row each, then the
+    ``best_sec``, ``trials`` and optionally ``model_tau`` and ``scored``: candidates
+    the cost models scored per round), one row each, then the
     total trials and the model's latency: the weighted sum of the tasks' best."""
     header = ["ID", "Name", "FLOP", "Weight", "Speed (GFLOPS)", "Latency (us)",
-              "Weighted Latency (us)", "Trials", "Model tau"]  # fmt: skip
+              "Weighted Latency (us)", "Trials", "Model tau", "Scored/round"]  # fmt: skip
     body, total, trials = [], 0.0, 0
     for index, row in enumerate(rows):
         best = row["best_sec"]
@@ -31,6 +33,7 @@ def task_table(rows) -> str:
             f"{_gflops(row['flop'], best):.4f}", f"{latency:.4f}",
             f"{latency * row['weight']:.4f}", str(row["trials"]),
             "-" if tau is None else f"{tau:.2f}",
+            "-" if row.get("scored") is None else str(row["scored"]),
         ])  # fmt: skip
         total += latency * row["weight"]
         trials += row["trials"]
@@ -66,8 +69,11 @@ class ModelProgress:
         shown = f"{best * 1e3:.4f} ms" if math.isfinite(best) else "none yet"
         latency = total_latency(self.tasks)
         model = f"{latency * 1e3:.4f} ms" if math.isfinite(latency) else "unknown"
-        tau = task.summary().get("model_tau")
+        summary = task.summary()
+        tau, scored = summary.get("model_tau"), summary.get("scored")
         accuracy = "" if tau is None else f", model tau {tau:.2f}"
+        if scored is not None:
+            accuracy += f", scored {scored}/round"
         text = (
             f"{line}  task {task.name}: {task.trials} trials, best {shown}{accuracy}  model {model}"
         )
@@ -82,7 +88,7 @@ class _TaskBar:
     def __init__(self, progress, task):
         self.progress, self.task = progress, task
 
-    def update(self, trials, best_sec) -> None:
+    def update(self, trials, best_sec, scored=None) -> None:
         self.progress.show(self.task)
 
 

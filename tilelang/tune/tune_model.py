@@ -30,7 +30,7 @@ from tilelang.tune.database import JSONDatabase
 from tilelang.tune.report import ModelProgress, save_task_plot, task_table, total_latency
 from tilelang.tune.task_scheduler import allocate, make_scheduler
 from tilelang.tune.tasks import bind_weights, extract_tasks
-from tilelang.tune.tuner import POOL_FACTOR, TaskTuner, _default_executor
+from tilelang.tune.tuner import POOL_FACTOR, POPULATION, TaskTuner, _default_executor
 
 
 @attrs.frozen
@@ -49,7 +49,8 @@ class ModelTuningResult:
 def tune_tasks(tasks, target="llvm", max_trials: int = 64, work_dir=None, *,
                max_trials_per_task: int | None = None, num_trials_per_iter: int = 16,
                space="auto", seed: int = 0, executor=None, cost_model="auto",
-               pool_factor: int = POOL_FACTOR, task_scheduler="gradient",
+               pool_factor: int = POOL_FACTOR, population: int = POPULATION,
+               task_scheduler="gradient",
                number: int = 1, repeat: int = 5, min_repeat_ms: float = 10.0,
                progress: bool = True, plot=None, stream=None,
                confirm: int = 0) -> ModelTuningResult:  # fmt: skip
@@ -73,6 +74,7 @@ def tune_tasks(tasks, target="llvm", max_trials: int = 64, work_dir=None, *,
             seed=seed + index,
             cost_model=cost_model,
             pool_factor=pool_factor,
+            population=population,
             number=number,
             repeat=repeat,
             min_repeat_ms=min_repeat_ms,

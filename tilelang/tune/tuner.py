@@ -38,6 +38,7 @@ from tilelang.tune.flop import estimate_flop
 from tilelang.tune.progress import Progress, save_plot
 from tilelang.tune.report import task_table
 from tilelang.tune.runner import Measurer, _only_prim_func
+from tilelang.tune.screen import Screen, decision_key, sampling_steps
 from tilelang.tune.space import apply_space, mutate, resolve_space
 from tilelang.tune.trace_json import replay, trace_to_json
 from tilelang.tune.workload import as_module, workload_hash
@@ -50,6 +51,8 @@ MAX_DRAWS_PER_CANDIDATE = 40
 POOL_FACTOR = 8
 #: with the cost model: the share of each batch chosen at random, not by score
 EXPLORE = 0.2
+#: with the cost model: candidates screened by their decisions per round
+POPULATION = 2048
 #: ``confirm``: rounds of side-by-side timing of the finalists
 CONFIRM_ROUNDS = 3
 
@@ -58,7 +61,7 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
              work_dir=None, executor=None, num_trials_per_iter: int = 16,
              number: int = 1, repeat: int = 5, min_repeat_ms: float = 10.0,
              progress: bool = True, plot=None, stream=None, cost_model="auto",
-             pool_factor: int = POOL_FACTOR,
+             pool_factor: int = POOL_FACTOR, population: int = POPULATION,
              task_name: str | None = None, confirm: int = 0) -> JSONDatabase:  # fmt: skip
     """Tune ``mod`` (one prim_func) for ``target``; returns the database.
 
@@ -72,7 +75,9 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     labels the summary (default: the function's name).
     ``cost_model``: ``"auto"`` (LightGBM, or NumPy without it), ``"lightgbm"``,
     ``"numpy"``, a :class:`~tilelang.tune.cost_model.CostModel`, or None for the plain
-    random/evolutionary search; ``pool_factor`` candidates are scored per one measured.
+    random/evolutionary search. With it, each round screens about ``population``
+    mutants by their decisions (:mod:`tilelang.tune.screen`), builds the best-screened
+    ``pool_factor`` candidates per one measured and ranks those by their lowered IR.
     ``confirm=N`` times the N best and the default build's schedule again side by side
     at the end (:meth:`TaskTuner.confirm`; useful on a loaded machine, where trials
     timed at different moments do not compare).
@@ -86,7 +91,8 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     database = JSONDatabase(work_dir if work_dir is not None else tempfile.mkdtemp("-tune"))
     task = TaskTuner(mod, target, database, space=space, seed=seed, cost_model=cost_model,
                      pool_factor=pool_factor, number=number, repeat=repeat,
-                     min_repeat_ms=min_repeat_ms, name=task_name)  # fmt: skip
+                     min_repeat_ms=min_repeat_ms, name=task_name,
+                     population=population)  # fmt: skip
     bar = Progress(max_trials, task.flop, stream, enabled=progress)
     if task.trials < max_trials:
         own_executor = executor is None
@@ -117,7 +123,7 @@ class TaskTuner:
     def __init__(self, mod, target, database, space="auto", seed: int = 0,
                  cost_model="auto", pool_factor: int = POOL_FACTOR, number: int = 1,
                  repeat: int = 5, min_repeat_ms: float = 10.0, name: str | None = None,
-                 weight: int = 1):  # fmt: skip
+                 weight: int = 1, population: int = POPULATION):  # fmt: skip
         self.mod = as_module(mod)
         self.target = as_target(target)
         func_name, _ = _only_prim_func(self.mod)
@@ -129,6 +135,9 @@ class TaskTuner:
         self.search = _Search(
             self.mod, str(self.target), space_fn, database, seed, model, pool_factor
         )
+        self.search.population = population
+        if model is not None:  # the screen: a second model, over decisions
+            self.search.screen = Screen(_cost_model(model.backend, seed))
         self.measurer = None
         self.exhausted = False  # the space had nothing new to offer
 
@@ -200,13 +209,15 @@ class TaskTuner:
 
     def summary(self) -> dict:
         """The figures of the final table: name, FLOP, weight, best seconds, trials,
-        and the cost model's mean Kendall tau over the batches it chose (None when
-        it chose none)."""
-        taus = self.search.model_taus
+        the cost model's mean Kendall tau over the batches it chose (None when it
+        chose none) and the candidates the models scored per guided round (mean;
+        None without one)."""
+        taus, scored = self.search.model_taus, self.search.scored
         return {
             "name": self.name, "flop": self.flop, "weight": self.weight,
             "best_sec": self.best_sec(), "trials": self.trials,
             "model_tau": sum(taus) / len(taus) if taus else None,
+            "scored": round(sum(scored) / len(scored)) if scored else None,
         }  # fmt: skip
 
 
@@ -273,6 +284,9 @@ class _Search:
         self.model_taus: list[float] = []  # per guided batch: predicted vs measured order
         self.default_offered = False
         self.default_key = None  # the first-choice candidate's trace key, once drawn
+        self.screen, self.population = None, POPULATION  # set by TaskTuner
+        self.scored: list[int] = []  # per guided round: candidates the models scored
+        self.seen_decisions = {_decision_key(r.trace) for r in self.records}
 
     def best_sec(self) -> float:
         if any(r.remeasured for r in self.records):  # finalists rank as re-measured
@@ -289,6 +303,8 @@ class _Search:
         trials = [r for r in self.records if not r.remeasured]
         if self.model is None or not trials:
             return
+        if self.screen is not None:
+            self.screen.update([r.trace for r in trials], [r.latency for r in trials])
         texts = []
         for record in trials:
             try:
@@ -304,7 +320,12 @@ class _Search:
         guided = self.model is not None and self.model.trained and pool is not None
         first = self._default_candidate()
         count -= len(first)
-        candidates = self._sample(count * self.pool_factor if guided else count)
+        if guided and self.screen is not None and self.screen.trained:
+            candidates = self._screened(count)
+        else:
+            candidates = self._sample(count * self.pool_factor if guided else count)
+            if guided:
+                self.scored.append(len(candidates))
         if not guided or not candidates:
             chosen = candidates
         else:
@@ -321,6 +342,7 @@ class _Search:
         batch = []
         for item in first + chosen:
             self.seen.add(_trace_key(item[1]))
+            self.seen_decisions.add(_decision_key(item[1]))
             batch.append(item if len(item) == 4 else item + (None,))
         return batch
 
@@ -340,6 +362,35 @@ class _Search:
         if self.default_key in self.seen:
             return []
         return [(sch, data, sch.mod.script())]
+
+    def _screened(self, count: int) -> list:
+        """Candidates for a guided round: ``count`` fresh draws (random and mutations,
+        as unguided) plus the best of about ``population`` decision-level mutants of
+        the best traces and of those draws, scored by the screen and built with their
+        decisions forced -- ``count * pool_factor`` in all, for the IR model to rank."""
+        fresh = self._sample(count)
+        ranked = sorted((r for r in self.records if math.isfinite(r.latency)),
+                        key=lambda r: r.latency)[:TOP_K]  # fmt: skip
+        parents = [r.trace for r in ranked] + [data for _, data, _ in fresh]
+        wanted = count * (self.pool_factor - 1)
+        proposals, screened = self.screen.propose(
+            parents, wanted * 2, self.population, self.seen_decisions, self.rng
+        )
+        self.scored.append(screened + len(fresh))
+        out, keys = list(fresh), {_trace_key(data) for _, data, _ in fresh}
+        for _, decisions in proposals:
+            if len(out) - len(fresh) >= wanted:
+                break
+            try:
+                sch = apply_space(self.mod, self.space, self.rng.randrange(1, 2**31), decisions)
+            except ScheduleError:
+                continue
+            data = trace_to_json(sch.trace)
+            key = _trace_key(data)
+            if key not in self.seen and key not in keys:
+                keys.add(key)
+                out.append((sch, data, sch.mod.script()))
+        return out
 
     def _sample(self, count: int) -> list:
         """Up to ``count`` candidates ``(schedule, trace data, text)`` not seen yet."""
@@ -393,11 +444,13 @@ class _Search:
             new.append((features, record.latency))
             self.trials += 1
             if bar is not None:
-                bar.update(self.trials, self.best_sec())
+                bar.update(self.trials, self.best_sec(), self.scored[-1] if self.scored else None)
         self._score_model([self.predicted.pop(_trace_key(item[1]), None) for item in batch],
                           [lat for _, lat in new])  # fmt: skip
         if self.model is not None:
             self.model.update([f for f, _ in new], [lat for _, lat in new])
+        if self.screen is not None:
+            self.screen.update([item[1] for item in batch], [lat for _, lat in new])
 
     def _score_model(self, scores, latencies) -> None:
         """How well the model ordered this batch: Kendall's tau of its scores against
@@ -413,6 +466,10 @@ def _features(pool, texts) -> list:
     lower), extracted on the executor."""
     futures = [None if t is None else pool.submit(candidate_features, t) for t in texts]
     return [None if f is None else f.result() for f in futures]
+
+
+def _decision_key(data) -> str:
+    return decision_key([step["decision"] for step in sampling_steps(data)])
 
 
 def _trace_key(data) -> str:
