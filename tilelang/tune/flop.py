@@ -1,9 +1,11 @@
 """Floating-point operation counts of a workload, for GFLOP/s figures.
 
-Each ``BufferStore`` counts its arithmetic operations (``+ - * / min max`` and
-intrinsic calls) times the trip count of the loops around it; initialisations (a
-block's ``init``) count nothing, as in TVM's FLOP estimator. ``C[i, j] += A[i, k] *
-B[k, j]`` over 1024^3 iterations is 2 * 1024^3.
+Each ``BufferStore`` counts its floating-point operations (``+ - * / min max`` and
+math calls of a float type; integer index arithmetic such as a convolution's ``y + ry``
+and selections such as ``if_then_else`` are not arithmetic on the data) times the trip
+count of the loops around it; initialisations (a block's ``init``) count nothing, as in
+TVM's FLOP estimator. ``C[i, j] += A[i, k] * B[k, j]`` over 1024^3 iterations is
+2 * 1024^3.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from tilelang.ir import expr as E
 from tilelang.ir.functor import StmtExprVisitor
 
 _COUNTED = (E.Add, E.Sub, E.Mul, E.Div, E.Min, E.Max, E.Call)
+_NOT_ARITHMETIC = {"if_then_else", "reinterpret"}
 
 
 class _FlopCounter(StmtExprVisitor):
@@ -38,8 +41,9 @@ class _FlopCounter(StmtExprVisitor):
         self.flop += self.ops * self.trips
 
     def generic_visit(self, op):
-        if self.in_store and isinstance(op, _COUNTED):
-            self.ops += 1
+        if self.in_store and isinstance(op, _COUNTED) and op.dtype.is_float():
+            if not (isinstance(op, E.Call) and op.op in _NOT_ARITHMETIC):
+                self.ops += op.dtype.lanes
         return super().generic_visit(op)
 
 
