@@ -114,14 +114,17 @@ def _model():
 def test_relax_integration_tunes_every_tensor_function(tmp_path):
     mod, expected = _model()
     tasks = ms.relax_integration.extract_tasks(mod, TARGET)
-    # the two relu calls share one prim_func: one task of weight 2
-    assert [(t.task_name, t.weight) for t in tasks] == [("dense", 1), ("dense_1", 1), ("relu", 2)]
+    # each relu is fused into its dense, as relax.build fuses them: two tasks
+    assert [(t.task_name, t.weight) for t in tasks] == [
+        ("fused_dense_1_relu", 1),
+        ("fused_dense_relu", 1),
+    ]
     assert all(list(t.mod.functions) == ["main"] for t in tasks)
     db = ms.relax_integration.tune_relax(
         mod, None, TARGET, str(tmp_path), max_trials_global=3, num_trials_per_iter=1, seed=0
     )
-    for task in tasks:  # each task got its share of the budget
-        assert len(db.records(task.mod, str(tilelang.Target(TARGET)))) == 1
+    counts = [len(db.records(task.mod, str(tilelang.Target(TARGET)))) for task in tasks]
+    assert min(counts) >= 1 and sum(counts) == 3  # each task got its share of the budget
     ex = ms.relax_integration.compile_relax(db, mod, TARGET)
     vm = relax.VirtualMachine(ex, tilelang.cpu())
     data = np.random.default_rng(4).standard_normal((4, 16)).astype("float32")

@@ -51,13 +51,16 @@ def _run(ex, args):
 
 def test_structurally_equal_functions_are_one_task():
     tasks = extract_tasks(_model())
-    # layer_a and layer_b differ only in names: one task called twice; relu twice
+    # the ReLU after layer_a and after layer_b is fused into it, as relax.build does:
+    # the tasks are the functions the build runs. layer_a + relu and layer_b + relu
+    # differ only in names: one task called twice
     assert [(t.name, t.func_names, t.weight) for t in tasks] == [
-        ("layer_a", ("layer_a", "layer_b"), 2),
+        ("fused_layer_a_relu", ("fused_layer_a_relu", "fused_layer_b_relu"), 2),
         ("layer_c", ("layer_c",), 1),
-        ("relu", ("relu",), 2),
     ]
-    assert len({t.workload for t in tasks}) == 3
+    assert len({t.workload for t in tasks}) == 2
+    fused = tasks[0].mod["main"]
+    assert len(fused.params) == 3  # x, w -> out: the intermediate is internal
     assert all(list(t.mod.functions) == ["main"] for t in tasks)
 
 
@@ -68,7 +71,7 @@ def test_different_shapes_or_block_names_are_different_tasks():
         'with T.block("Z"):\n                va', 'with T.block("O"):\n                va'
     )
     assert renamed != text
-    assert [t.weight for t in extract_tasks(tilelang.parse(renamed))] == [1, 1, 1, 2]
+    assert [t.weight for t in extract_tasks(tilelang.parse(renamed))] == [1, 1, 1]
 
 
 # ----------------------------------------------------------------- schedulers
@@ -164,17 +167,20 @@ def test_tune_relax_shares_the_budget_and_builds_the_tuned_model(tmp_path):
             replay(task.mod, first.as_trace()).mod, default_schedule(task.mod).mod
         )
     summary = {t["name"]: t for t in result.tasks}
-    assert summary["layer_a"]["weight"] == 2
-    assert summary["layer_a"]["func_names"] == ("layer_a", "layer_b")
+    assert summary["fused_layer_a_relu"]["weight"] == 2
+    assert summary["fused_layer_a_relu"]["func_names"] == (
+        "fused_layer_a_relu",
+        "fused_layer_b_relu",
+    )
     assert result.latency == pytest.approx(sum(t["weight"] * t["best_sec"] for t in result.tasks))
     out = stream.getvalue()
-    assert "Total trials: 7" in out and "Weighted Latency" in out and "task relu" in out
+    assert "Total trials: 7" in out and "Weighted Latency" in out and "task layer_c" in out
     assert plot.read_bytes()[:4] == b"\x89PNG"  # one best-so-far curve per task
     # both functions of the deduplicated task get its best schedule
     tuned = apply_best(result.database, mod, "llvm")
     best = result.database.query_schedule(extract_tasks(mod)[0].mod, "llvm").mod["main"]
-    for name in ("layer_a", "layer_b"):
-        assert_structural_equal(tuned[name].body, best.body)
+    for name in ("fused_layer_a_relu", "fused_layer_b_relu"):
+        assert_structural_equal(tuned[name].with_attr("global_symbol", "main"), best)
     args = _inputs()
     np.testing.assert_allclose(_run(compile_relax(result.database, mod, "llvm"), args),
                                _expected(*args), rtol=1e-4, atol=1e-4)  # fmt: skip
@@ -186,18 +192,18 @@ def test_tune_relax_shares_the_budget_and_builds_the_tuned_model(tmp_path):
 def test_tune_relax_takes_tvms_argument_order_and_op_names(tmp_path):
     mod = _model()
     names = [t.name for t in extract_tasks(mod)]
-    assert "relu" in names and len(names) > 1
+    assert "layer_c" in names and len(names) > 1
     # positional (mod, params, target, work_dir, max_trials, max_trials_per_task,
     # op_names): the same call as ms.relax_integration.tune_relax's
-    result = tune_relax(mod, None, "llvm", tmp_path, 3, 3, ["relu"], progress=False, **FAST)
-    assert [t["name"] for t in result.tasks] == ["relu"]
+    result = tune_relax(mod, None, "llvm", tmp_path, 3, 3, ["layer_c"], progress=False, **FAST)
+    assert [t["name"] for t in result.tasks] == ["layer_c"]
     assert len(result.database) == 3
     db = ms.relax_integration.tune_relax(
-        mod, None, "llvm", str(tmp_path / "ms"), 2, 2, ["relu"], num_trials_per_iter=1
+        mod, None, "llvm", str(tmp_path / "ms"), 2, 2, ["layer_c"], num_trials_per_iter=1
     )
     assert len(db) == 2
-    relu = next(t for t in extract_tasks(mod) if t.name == "relu")
-    assert len(db.records(relu.mod, "llvm")) == 2
+    layer_c = next(t for t in extract_tasks(mod) if t.name == "layer_c")
+    assert len(db.records(layer_c.mod, "llvm")) == 2
     # the earlier order (mod, target, ...) is refused with the order named
     with pytest.raises(tilelang.ArgumentError, match="target comes third"):
         tune_relax(mod, "llvm", max_trials=1, work_dir=tmp_path, progress=False)
@@ -284,12 +290,15 @@ def test_tilec_tunes_a_graph_module_as_a_whole_model(tmp_path, capsys):
     assert len((database / "database.jsonl").read_text().splitlines()) == 4
     assert "Total trials: 4" in err and "layer_a" in err
     tuned = tilelang.parse(out)
-    # the tuned functions carry their schedules (the tuned layer_a and layer_b alike)
-    from tilelang.tune.tasks import task_module
+    # the tuned functions carry their schedules (the tuned layer_a + relu and layer_b +
+    # relu alike, fused as the build fuses them)
+    from tilelang.tune.tasks import build_module, task_module
     from tilelang.tune.workload import workload_hash
 
-    keys = [workload_hash(task_module(tuned[n])) for n in ("layer_a", "layer_b")]
-    assert keys[0] == keys[1] != workload_hash(task_module(_model()["layer_a"]))
+    names = ("fused_layer_a_relu", "fused_layer_b_relu")
+    keys = [workload_hash(task_module(tuned[n])) for n in names]
+    untuned = build_module(_model())[names[0]]
+    assert keys[0] == keys[1] != workload_hash(task_module(untuned))
     args = _inputs(2)
     ex = relax.build(tuned, target="llvm")
     np.testing.assert_allclose(_run(ex, args), _expected(*args), rtol=1e-4, atol=1e-4)

@@ -49,10 +49,7 @@ def build(mod: IRModule, target="python", auto_schedule: bool = True) -> Executa
     if not isinstance(mod, IRModule):
         raise BuildError(f"relax.build takes an IRModule, not {type(mod).__name__}")
     if auto_schedule:
-        from tilelang.schedule.rules.apply import is_user_scheduled
-
-        mod = specialize_calls(mod)
-        mod = fuse_elementwise_calls(mod, fusable=lambda f: not is_user_scheduled(f))
+        mod = prepare_calls(mod)
     prim_funcs = {name: f for name, f in mod if isinstance(f, PrimFunc)}
     graph_funcs = {name: f for name, f in mod if isinstance(f, Function)}
     if not graph_funcs:
@@ -83,6 +80,17 @@ def build(mod: IRModule, target="python", auto_schedule: bool = True) -> Executa
 
         library = tilelang.build(IRModule(prim_funcs), target=target, auto_schedule=auto_schedule)
     return Executable(programs, library, packed, prim_funcs, target)
+
+
+def prepare_calls(mod: IRModule) -> IRModule:
+    """What ``build`` does to the graph before scheduling: every call given a
+    prim_func specialised to its shapes, elementwise calls fused into their producers
+    (functions somebody scheduled take no part). Tuning extracts its tasks from this
+    module, so that it tunes the functions the build runs."""
+    from tilelang.schedule.rules.apply import is_user_scheduled
+
+    mod = specialize_calls(mod)
+    return fuse_elementwise_calls(mod, fusable=lambda f: not is_user_scheduled(f))
 
 
 def _callee_buffers(callee: str, func: PrimFunc, num_args: int) -> list:

@@ -29,7 +29,7 @@ from tilelang.target import as_target
 from tilelang.tune.database import JSONDatabase
 from tilelang.tune.report import ModelProgress, save_task_plot, task_table, total_latency
 from tilelang.tune.task_scheduler import allocate, make_scheduler
-from tilelang.tune.tasks import bind_weights, extract_tasks
+from tilelang.tune.tasks import bind_weights, build_module, extract_tasks
 from tilelang.tune.tuner import POOL_FACTOR, POPULATION, TaskTuner, _default_executor
 
 
@@ -143,9 +143,11 @@ def select_tasks(tasks, op_names=None) -> list:
 
 
 def apply_best(database, mod: IRModule, target, params: dict | None = None) -> IRModule:
-    """``mod`` (``params`` bound) with every prim_func of a task that ``database`` has
-    a valid record of replaced by its best schedule; the others stay as written."""
-    mod = bind_weights(mod, params)
+    """``mod`` (``params`` bound) as the build sees it (calls specialised, elementwise
+    calls fused: :func:`~tilelang.tune.tasks.build_module`, where the tasks come
+    from) with every prim_func of a task that ``database`` has a valid record of
+    replaced by its best schedule; the others stay as they are."""
+    mod = build_module(bind_weights(mod, params))
     target = str(as_target(target))
     tuned = IRModule(dict(mod.functions), mod.attrs)
     for task in extract_tasks(mod):
