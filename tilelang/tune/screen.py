@@ -43,6 +43,8 @@ PAD = -1.0
 GENERATIONS = 4
 #: parents kept from one generation to the next
 SURVIVORS = 64
+#: how many decisions a mutant redraws (one most often; more reach further)
+CHANGES = (1, 1, 1, 2, 2, 3)
 
 
 def sampling_steps(trace_data) -> list[dict]:
@@ -163,11 +165,11 @@ class Screen:
         per_generation = max(1, population // GENERATIONS)
         for _ in range(GENERATIONS):
             fresh = []
-            for _ in range(per_generation * 4):
+            for _ in range(per_generation * 8):
                 if len(fresh) == per_generation:
                     break
                 steps, decisions = rng.choice(sources)
-                child = mutate_decisions(steps, decisions, rng, changes=1 + int(rng.random() < 0.3))
+                child = mutate_decisions(steps, decisions, rng, changes=rng.choice(CHANGES))
                 if child is None:
                     continue
                 key = decision_key(child)
