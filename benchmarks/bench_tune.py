@@ -3,14 +3,17 @@ next to NumPy, the default build and the hand schedule, timed side by side at th
 
     python benchmarks/bench_tune.py [--workloads matmul conv2d] [--trials 64 256]
                                     [--size 1024] [--models none auto] [--spaces auto]
-                                    [--threads N] [--rounds 5] [--confirm 3]
+                                    [--populations 2048] [--threads N] [--rounds 5]
+                                    [--confirm 3]
                                     [--work-dir DIR] [--plot curve.png]
 
 For each workload, space (``auto``: the default rules' space or the generic one,
 starting from the default build; ``rules``; ``generic``), cost model (``none``: random
 + evolutionary search; ``auto``: the learned model, screening thousands of candidates
-a round by their decisions and ranking the best by their lowered IR) and trial budget
-(cumulative: the 256-trial run continues the 64-trial one's database), tunes, then
+a round by their decisions and ranking the best by their lowered IR; ``--populations
+0 2048`` compares the model without the screen, ranking ``pool_factor`` x fewer
+candidates, with it) and trial budget (cumulative: the 256-trial run continues the
+64-trial one's database), tunes, then
 times **side by side**: every tuned best, the default build (``tilelang.build`` with the
 rules), the hand schedule (samples/matmul_1024_tuned.tir, matmul 1024 only), NumPy
 (``a @ b``; conv2d: the workload's NumPy reference) and PyTorch when installed, in
@@ -107,21 +110,31 @@ def _torch(op):
 
 
 def tune_case(case, target, spaces, models, trials, work_root, args) -> dict:
-    """Tune ``case`` for every (space, model, budget); returns label -> kernel."""
+    """Tune ``case`` for every (space, model, population, budget); returns label ->
+    kernel."""
     kernels = {}
-    runs = [(s, m, t) for s in spaces for m in models for t in sorted(trials)]
-    for space, model, budget in runs:
-        start = time.perf_counter()
-        db = tune_tir(case.mod, target, space=space, max_trials=budget, plot=args.plot,
-                      work_dir=work_root / f"{case.name.split()[0]}-{space}-{model}",
-                      cost_model=None if model == "none" else model,
-                      confirm=args.confirm)  # fmt: skip
-        spent = time.perf_counter() - start
-        kernel = _kernel(compile_tir(db, case.mod, target), target)
-        label = f"tuned: {space} space, {budget} trials, model {model} ({spent:.0f} s)"
-        kernels[label] = kernel
+    runs = [(s, m, p) for s in spaces for m in models
+            for p in (args.populations if m != "none" else [0])]  # fmt: skip
+    for space, model, population in runs:
+        for budget in sorted(trials):
+            kernels.update(tune_one(case, target, space, model, population, budget,
+                                    work_root, args))  # fmt: skip
     kernels["default build (the rules)"] = _kernel(case.mod, target)
     return kernels
+
+
+def tune_one(case, target, space, model, population, budget, work_root, args) -> dict:
+    """One tuning run (continuing its folder's database); label -> best kernel."""
+    screened = "" if model == "none" else f" x{population}"
+    folder = f"{case.name.split()[0]}-{space}-{model}{screened.strip()}"
+    start = time.perf_counter()
+    db = tune_tir(case.mod, target, space=space, max_trials=budget, plot=args.plot,
+                  work_dir=work_root / folder, cost_model=None if model == "none" else model,
+                  population=population, confirm=args.confirm)  # fmt: skip
+    spent = time.perf_counter() - start
+    kernel = _kernel(compile_tir(db, case.mod, target), target)
+    label = f"tuned: {space}, {budget} trials, model {model}{screened} ({spent:.0f} s)"
+    return {label: kernel}
 
 
 def _kernel(mod, target):
@@ -176,6 +189,13 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["none", "auto"])
     parser.add_argument("--spaces", nargs="+", default=["auto"],
                         choices=["auto", "rules", "generic"])  # fmt: skip
+    parser.add_argument(
+        "--populations",
+        type=int,
+        nargs="+",
+        default=[2048],
+        help="candidates screened per round with the model (0: no screen)",
+    )
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--confirm", type=int, default=3)
@@ -189,7 +209,8 @@ def main() -> None:
     for name in args.workloads:
         case = matmul_case(args.size, target) if name == "matmul" else conv2d_case(target)
         kernels = tune_case(case, target, args.spaces, args.models, args.trials, work_root, args)
-        goal = next((label for label in kernels if " 64 trials, model auto" in label), None)
+        guided = [label for label in kernels if " 64 trials, model auto x" in label]
+        goal = next((label for label in guided if " x0 " not in label), None)
         report(case, side_by_side(case, kernels, args.rounds), goal)
 
 

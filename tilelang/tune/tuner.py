@@ -77,7 +77,8 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     ``"numpy"``, a :class:`~tilelang.tune.cost_model.CostModel`, or None for the plain
     random/evolutionary search. With it, each round screens about ``population``
     mutants by their decisions (:mod:`tilelang.tune.screen`), builds the best-screened
-    ``pool_factor`` candidates per one measured and ranks those by their lowered IR.
+    ``pool_factor`` candidates per one measured and ranks those by their lowered IR
+    (``population=0``: no screen; the pool is drawn from the space and ranked by IR).
     ``confirm=N`` times the N best and the default build's schedule again side by side
     at the end (:meth:`TaskTuner.confirm`; useful on a loaded machine, where trials
     timed at different moments do not compare).
@@ -320,7 +321,7 @@ class _Search:
         guided = self.model is not None and self.model.trained and pool is not None
         first = self._default_candidate()
         count -= len(first)
-        if guided and self.screen is not None and self.screen.trained:
+        if guided and self.screen is not None and self.screen.trained and self.population > 0:
             candidates = self._screened(count)
         else:
             candidates = self._sample(count * self.pool_factor if guided else count)
