@@ -278,6 +278,8 @@ def test_model_accuracy_is_measured_on_the_batches_it_chose(tmp_path):
     ModelProgress([task], 12, stream).show(task)
     assert "task main: 12 trials" in stream.getvalue()
     assert f"model tau {tau:.2f}" in stream.getvalue()
+    scored = task.summary()["scored"]  # the guided round screened many more than 4
+    assert scored > 4 * 2 and f"scored {scored}/round" in stream.getvalue()
 
 
 def test_tilec_tunes_a_graph_module_as_a_whole_model(tmp_path, capsys):

@@ -139,3 +139,13 @@ def test_guided_rounds_score_thousands_and_say_so(tmp_path):
     assert scored and min(scored) >= 1000, text
     assert text.splitlines()[-2].split("|")[-1].strip().isdigit()  # the table's column
     assert len([r for r in db.records(matmul(64), "llvm") if not r.remeasured]) == 24
+
+
+def test_without_the_screen_a_round_scores_its_pool(tmp_path):
+    """population=0: the pool is pool_factor x the batch, drawn from the space and
+    ranked by the IR model alone, and the report says so."""
+    out = io.StringIO()
+    tune_tir(matmul(64), "llvm", space="generic", max_trials=16, num_trials_per_iter=8,
+             work_dir=tmp_path, cost_model="numpy", pool_factor=2, population=0,
+             repeat=1, min_repeat_ms=0.0, stream=out, seed=2)  # fmt: skip
+    assert "scored 16/round" in out.getvalue()

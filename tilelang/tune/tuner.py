@@ -133,12 +133,10 @@ class TaskTuner:
         self.seed, self.timing = seed, (number, repeat, min_repeat_ms)
         model = _cost_model(cost_model, seed)
         space_fn = resolve_space(space, target)
-        self.search = _Search(
-            self.mod, str(self.target), space_fn, database, seed, model, pool_factor
-        )
-        self.search.population = population
-        if model is not None:  # the screen: a second model, over decisions
-            self.search.screen = Screen(_cost_model(model.backend, seed))
+        # the screen: a second model, over the candidates' decisions
+        screen = None if model is None else Screen(_cost_model(model.backend, seed))
+        self.search = _Search(self.mod, str(self.target), space_fn, database, seed, model,
+                              pool_factor, population, screen)  # fmt: skip
         self.measurer = None
         self.exhausted = False  # the space had nothing new to offer
 
@@ -273,7 +271,8 @@ class _Search:
     """The state of one tuning run: known traces, the records so far, the random state,
     and the cost model (None: unguided)."""
 
-    def __init__(self, mod, target, space, database, seed, model=None, pool_factor=POOL_FACTOR):
+    def __init__(self, mod, target, space, database, seed, model=None, pool_factor=POOL_FACTOR,
+                 population=POPULATION, screen=None):  # fmt: skip
         self.mod, self.target, self.space, self.database = mod, target, space, database
         self.workload = workload_hash(mod)
         self.rng = random.Random(seed)
@@ -285,7 +284,7 @@ class _Search:
         self.model_taus: list[float] = []  # per guided batch: predicted vs measured order
         self.default_offered = False
         self.default_key = None  # the first-choice candidate's trace key, once drawn
-        self.screen, self.population = None, POPULATION  # set by TaskTuner
+        self.screen, self.population = screen, population
         self.scored: list[int] = []  # per guided round: candidates the models scored
         self.seen_decisions = {_decision_key(r.trace) for r in self.records}
 
