@@ -149,3 +149,16 @@ def test_without_the_screen_a_round_scores_its_pool(tmp_path):
              work_dir=tmp_path, cost_model="numpy", pool_factor=2, population=0,
              repeat=1, min_repeat_ms=0.0, stream=out, seed=2)  # fmt: skip
     assert "scored 16/round" in out.getvalue()
+
+
+def test_malformed_stored_decisions_do_not_stop_the_screen():
+    """A record is data read back from disk: a categorical index out of range or a
+    tiling that is not a list of ints is scored as missing and never mutated."""
+    steps = [
+        {"kind": "sample_categorical", "args": {"candidates": [4, 8]}, "decision": 7},
+        {"kind": "sample_perfect_tile", "args": {"n": 2}, "decision": "x"},
+        {"kind": "sample_perfect_tile", "args": {"n": 2}, "decision": [1, "y"]},
+    ]
+    vector = decision_features(steps)
+    assert list(vector[:6]) == [7.0, PAD, 0.0, 0.0, 0.0, PAD]  # "y" counts as a factor 1
+    assert mutate_decisions(steps[1:], [s["decision"] for s in steps[1:]], random.Random(0)) is None

@@ -65,21 +65,33 @@ def decision_features(steps, decisions=None) -> np.ndarray:
     location, its index."""
     out: list[float] = []
     for step, decision in zip(steps, decisions or [s["decision"] for s in steps]):
-        if step["kind"] == "sample_perfect_tile":
-            logs = [math.log2(max(int(f), 1)) for f in decision]
+        if step["kind"] == "sample_perfect_tile" and isinstance(decision, list):
+            logs = [math.log2(max(_number(f), 1.0)) for f in decision]
             out += logs
             inner = 0.0
             for value in reversed(logs[1:]):
                 inner += value
                 out.append(inner)
         elif step["kind"] == "sample_categorical":
-            chosen = step["args"].get("candidates", [])[decision]
+            candidates = step["args"].get("candidates")
+            known = isinstance(candidates, list) and _is_index(decision, len(candidates))
+            chosen = candidates[decision] if known else None
             numeric = isinstance(chosen, (int, float)) and not isinstance(chosen, bool)
-            out.append(float(chosen) if numeric else float(decision))
+            out.append(float(chosen) if numeric else _number(decision))
         else:
-            out.append(float(decision))
+            out.append(_number(decision))
     out = out[:WIDTH]
     return np.array(out + [PAD] * (WIDTH - len(out)), dtype=np.float64)
+
+
+def _is_index(value, count: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < count
+
+
+def _number(value) -> float:
+    """A decision as a number (a stored trace is data: anything else counts as PAD)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if ok else PAD
 
 
 @functools.lru_cache(maxsize=256)
@@ -92,7 +104,9 @@ def _redraw(step, decision, rng):
     when there is no other (or the kind's choices are not known from the trace)."""
     args = step["args"]
     if step["kind"] == "sample_perfect_tile":
-        extent = math.prod(int(f) for f in decision)
+        if not isinstance(decision, list) or not all(_is_index(f, 2**31) for f in decision):
+            return None
+        extent = math.prod(decision)
         choices = _tilings(extent, len(decision), int(args.get("max_innermost_factor", 16)))
         if len(choices) < 2:
             return None
@@ -102,12 +116,15 @@ def _redraw(step, decision, rng):
                 return choice
         return None
     if step["kind"] == "sample_categorical":
-        count = len(args.get("candidates", []))
+        candidates = args.get("candidates")
+        count = len(candidates) if isinstance(candidates, list) else 0
         others = [i for i in range(count) if i != decision]
         if not others:
             return None
-        probs = args.get("probs") or [1.0] * count
-        weights = [max(float(probs[i]), 1e-3) for i in others]
+        probs = args.get("probs")
+        if not isinstance(probs, list) or len(probs) != count:
+            probs = [1.0] * count
+        weights = [max(_number(probs[i]), 1e-3) for i in others]
         return rng.choices(others, weights=weights)[0]
     return None  # compute locations: their choices depend on the IR
 
