@@ -11,8 +11,10 @@ import time
 SETTLE_S = 0.3
 
 
-def median_time(fn, number: int = 1, repeat: int = 7) -> float:
-    """Median over ``repeat`` runs of the mean seconds of ``number`` calls of ``fn()``."""
+def median_time(fn, number: int = 1, repeat: int = 7, clock=time.perf_counter) -> float:
+    """Median over ``repeat`` runs of the mean seconds of ``number`` calls of ``fn()``,
+    read on ``clock`` (``time.process_time``: CPU time, for one-thread code on a busy
+    machine)."""
     # The thread pools of what was timed just before (OpenBLAS, PyTorch's OpenMP) keep
     # spinning for a while after their last call and take cores from the next
     # contender: 2-thread kernels timed right after a PyTorch call ran up to 2x slower.
@@ -20,8 +22,8 @@ def median_time(fn, number: int = 1, repeat: int = 7) -> float:
     fn()
     runs = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(number):
             fn()
-        runs.append((time.perf_counter() - start) / number)
+        runs.append((clock() - start) / number)
     return statistics.median(runs)

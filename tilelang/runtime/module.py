@@ -67,13 +67,16 @@ class TimeEvaluator:
     """Times a function the way TVM's ``time_evaluator`` does: one warm-up call, then
     ``repeat`` measurements of ``number`` back-to-back calls each; ``number`` grows
     until one measurement lasts at least ``min_repeat_ms``. Arguments are checked once,
-    so the timings are of the compiled code, not of the checks."""
+    so the timings are of the compiled code, not of the checks. ``clock`` reads the
+    seconds (``time.perf_counter``; the tuner passes ``time.process_time`` to time
+    one-thread code by its CPU time, which a busy machine's preemptions do not add to)."""
 
-    def __init__(self, function: Function, number: int, repeat: int, min_repeat_ms: float):
+    def __init__(self, function: Function, number: int, repeat: int, min_repeat_ms: float,
+                 clock=time.perf_counter):  # fmt: skip
         if number < 1 or repeat < 1:
             raise ValueError("time_evaluator needs number >= 1 and repeat >= 1")
         self.function, self.number, self.repeat = function, number, repeat
-        self.min_repeat_ms = min_repeat_ms
+        self.min_repeat_ms, self.clock = min_repeat_ms, clock
 
     def __call__(self, *args) -> ProfileResult:
         impl = self.function.impl
@@ -82,10 +85,10 @@ class TimeEvaluator:
         number, results = self.number, []
         for _ in range(self.repeat):
             while True:
-                start = time.perf_counter()
+                start = self.clock()
                 for _ in range(number):
                     impl(*checked)
-                elapsed = time.perf_counter() - start
+                elapsed = self.clock() - start
                 if elapsed * 1e3 >= self.min_repeat_ms:
                     break
                 scale = self.min_repeat_ms / max(elapsed * 1e3, 1e-3)

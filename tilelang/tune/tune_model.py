@@ -53,7 +53,7 @@ def tune_tasks(tasks, target="llvm", max_trials: int = 64, work_dir=None, *,
                task_scheduler="gradient",
                number: int = 1, repeat: int = 5, min_repeat_ms: float = 10.0,
                progress: bool = True, plot=None, stream=None,
-               confirm: int = 0) -> ModelTuningResult:  # fmt: skip
+               confirm: int = 0, clock: str = "wall") -> ModelTuningResult:  # fmt: skip
     """Tune :class:`~tilelang.tune.tasks.TuningTask` s under one budget of
     ``max_trials`` measured candidates (records already in ``work_dir``'s database
     count), ``num_trials_per_iter`` per batch, at most ``max_trials_per_task`` each.
@@ -75,6 +75,7 @@ def tune_tasks(tasks, target="llvm", max_trials: int = 64, work_dir=None, *,
             cost_model=cost_model,
             pool_factor=pool_factor,
             population=population,
+            clock=clock,
             number=number,
             repeat=repeat,
             min_repeat_ms=min_repeat_ms,

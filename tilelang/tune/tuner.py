@@ -37,7 +37,7 @@ from tilelang.tune.features import candidate_features
 from tilelang.tune.flop import estimate_flop
 from tilelang.tune.progress import Progress, save_plot
 from tilelang.tune.report import task_table
-from tilelang.tune.runner import Measurer, _only_prim_func
+from tilelang.tune.runner import Measurer, _only_prim_func, check_clock
 from tilelang.tune.screen import Screen, decision_key, sampling_steps
 from tilelang.tune.space import apply_space, mutate, resolve_space
 from tilelang.tune.trace_json import replay, trace_to_json
@@ -62,7 +62,8 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
              number: int = 1, repeat: int = 5, min_repeat_ms: float = 10.0,
              progress: bool = True, plot=None, stream=None, cost_model="auto",
              pool_factor: int = POOL_FACTOR, population: int = POPULATION,
-             task_name: str | None = None, confirm: int = 0) -> JSONDatabase:  # fmt: skip
+             task_name: str | None = None, confirm: int = 0,
+             clock: str = "wall") -> JSONDatabase:  # fmt: skip
     """Tune ``mod`` (one prim_func) for ``target``; returns the database.
 
     ``space`` is ``space(sch) -> sch`` drawing its choices with the sampling
@@ -81,7 +82,9 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     (``population=0``: no screen; the pool is drawn from the space and ranked by IR).
     ``confirm=N`` times the N best and the default build's schedule again side by side
     at the end (:meth:`TaskTuner.confirm`; useful on a loaded machine, where trials
-    timed at different moments do not compare).
+    timed at different moments do not compare). ``clock="cpu"`` times candidates by
+    their CPU time instead of the wall clock, for a one-thread target (``"llvm
+    -num-cores=1"``): preemptions by other work on a shared machine do not count.
     Example::
 
         db = tune_tir(mod, "llvm", space="auto", max_trials=64, work_dir="logs")
@@ -93,7 +96,7 @@ def tune_tir(mod, target="llvm", space="auto", max_trials: int = 64, seed: int =
     task = TaskTuner(mod, target, database, space=space, seed=seed, cost_model=cost_model,
                      pool_factor=pool_factor, number=number, repeat=repeat,
                      min_repeat_ms=min_repeat_ms, name=task_name,
-                     population=population)  # fmt: skip
+                     population=population, clock=clock)  # fmt: skip
     bar = Progress(max_trials, task.flop, stream, enabled=progress)
     if task.trials < max_trials:
         own_executor = executor is None
@@ -124,9 +127,12 @@ class TaskTuner:
     def __init__(self, mod, target, database, space="auto", seed: int = 0,
                  cost_model="auto", pool_factor: int = POOL_FACTOR, number: int = 1,
                  repeat: int = 5, min_repeat_ms: float = 10.0, name: str | None = None,
-                 weight: int = 1, population: int = POPULATION):  # fmt: skip
+                 weight: int = 1, population: int = POPULATION,
+                 clock: str = "wall"):  # fmt: skip
         self.mod = as_module(mod)
         self.target = as_target(target)
+        check_clock(clock, self.target)
+        self.clock = clock
         func_name, _ = _only_prim_func(self.mod)
         self.name, self.weight = name or func_name, weight
         self.flop = estimate_flop(self.mod)
@@ -158,7 +164,7 @@ class TaskTuner:
             _require_device(self.target)
             number, repeat, min_repeat_ms = self.timing
             self.measurer = Measurer(self.mod, str(self.target), self.seed, number, repeat,
-                                     min_repeat_ms)  # fmt: skip
+                                     min_repeat_ms, clock=self.clock)  # fmt: skip
             self.search.warm_start(pool)
         batch = self.search.draw(count, pool)
         if not batch:
