@@ -40,7 +40,12 @@ from tilelang.schedule.rules.apply import is_user_scheduled, schedule_function
 from tilelang.schedule.rules.loops import MIN_PARALLEL_WORK, largest_divisor
 from tilelang.schedule.rules.machine import host_machine
 from tilelang.schedule.rules.planner import RulesPlanner
-from tilelang.schedule.rules.tiling import L1_BYTES, outer_spatial_extents, plan_tiling
+from tilelang.schedule.rules.tiling import (
+    L1_BYTES,
+    outer_spatial_extents,
+    packed_operand,
+    plan_tiling,
+)
 
 #: largest row tile offered (the rules use at most 8)
 MAX_ROW_TILE = 16
@@ -159,6 +164,15 @@ def sampled_plan(sch, info, machine):
     )  # fmt: skip
     if k_block:
         return sampled
+    if (
+        packed_operand(info, sampled) is not None
+        and vec_tile < vec_extent
+        and row_tile < info.extent_of(row_iter)
+        and _draw(sch, 0, [1])
+    ):
+        # packing moves the vector tiles' loop above the row tiles': the write-back
+        # stays under the innermost loop (the depths below assume the rules' order)
+        return attrs.evolve(sampled, pack=True)
     depths = write_back_depths(info, sampled, machine)
     return attrs.evolve(sampled, write_back_depth=_draw(sch, 0, depths))
 
