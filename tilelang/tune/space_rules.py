@@ -6,7 +6,9 @@ are drawn with ``sch.sample_categorical``: the vector tile (vector width x vecto
 the row tile of the register block (1 = no row tile), the unrolling of the innermost
 reduction loop, the L1 blocking of the reduction (0 = none; it moves where the
 accumulator lives: in the output inside the k block, or in a local buffer written
-back under the outer tile) and whether the row loop is unrolled. A block scheduled
+back under the outer tile), whether the row loop is unrolled, where the accumulator
+is written back and, unblocked, whether the operand that ignores the rows is packed
+per vector tile (``TilePlan.pack``, the hand schedule's packed B). A block scheduled
 on its own (:mod:`tilelang.schedule.rules.alone`: elementwise, transpose, pooling)
 draws its :class:`~tilelang.schedule.rules.alone.AlonePlan`; a row fusion (softmax,
 layer norm) draws the anchor's loop its producers are computed at and whether their
