@@ -49,7 +49,12 @@ _SCANNER = re.compile(
     + "|".join(
         [
             # "." before a digit starts a float (.5)
-            "(?P<OP>" + "|".join(re.escape(op) for op in _OPS if op != ".") + r"|\.(?!\d))",
+            # brackets apart from the other operators: the scanner counts their depth
+            r"(?P<OPEN>[(\[{])",
+            r"(?P<CLOSE>[)\]}])",
+            "(?P<OP>"
+            + "|".join(re.escape(op) for op in _OPS if op not in ".()[]{}")
+            + r"|\.(?!\d))",
             # before NAME: r"..." is a string, not the name r
             rf"(?P<STRING>{_STRING})",
             r"(?P<NAME>[^\W\d]\w*)",
@@ -63,8 +68,6 @@ _SCANNER = re.compile(
     )
     + ")"
 )
-_OPEN = frozenset("([{")
-_CLOSE = frozenset(")]}")
 
 
 def tokens(text: str) -> list:
@@ -74,22 +77,30 @@ def tokens(text: str) -> list:
     line, line_start, depth = 1, 0, 0
     levels = [0]
     keywords = KEYWORDS
+    # the branches in order of frequency (operators, then names); the token's value
+    # is its group, without the blanks the match starts with
     for match in _SCANNER.finditer(text):
         kind = match.lastgroup
-        start, end = match.span(kind)
-        value = text[start:end]
         if kind == "OP":
-            append(("OP", value, start, line, start - line_start + 1))
-            if value in _OPEN:
-                depth += 1
-            elif value in _CLOSE:
-                depth -= 1
-                if depth < 0:
-                    raise Bail
+            start = match.start(kind)
+            append(("OP", match.group(kind), start, line, start - line_start + 1))
         elif kind == "NAME":
-            kind = "KW" if value in keywords else "NAME"
-            append((kind, value, start, line, start - line_start + 1))
+            start = match.start(kind)
+            value = match.group(kind)
+            append(("KW" if value in keywords else "NAME", value, start, line, start - line_start + 1))
+        elif kind == "OPEN":
+            start = match.start(kind)
+            append(("OP", match.group(kind), start, line, start - line_start + 1))
+            depth += 1
+        elif kind == "CLOSE":
+            start = match.start(kind)
+            append(("OP", match.group(kind), start, line, start - line_start + 1))
+            depth -= 1
+            if depth < 0:
+                raise Bail
         elif kind == "NL":
+            start = match.start(kind)
+            value = match.group(kind)
             last = value.rfind("\n")
             if last < 0:
                 raise Bail  # a comment at the very end: parse() pads the text with a newline
@@ -109,6 +120,8 @@ def tokens(text: str) -> list:
                     if indent != levels[-1]:
                         raise Bail
         elif kind == "STRING":
+            start = match.start(kind)
+            value = match.group(kind)
             append(("STRING", value, start, line, start - line_start + 1))
             newlines = value.count("\n")
             if newlines:
@@ -116,11 +129,12 @@ def tokens(text: str) -> list:
                 line_start = start + value.rindex("\n") + 1
         elif kind == "CONT":
             line += 1
-            line_start = end
+            line_start = match.end()
         elif kind == "OTHER":
             raise Bail
         else:
-            append((kind, value, start, line, start - line_start + 1))
+            start = match.start(kind)
+            append((kind, match.group(kind), start, line, start - line_start + 1))
     while len(levels) > 1:
         levels.pop()
         append(("DEDENT", "", len(text), line, 0))
