@@ -153,10 +153,9 @@ class FunctionBuilder(StmtBuilderMixin):
 
     def lookup(self, token):
         name = str(token)
-        for frame in reversed(self.scopes.frames):  # ScopeStack.lookup, inlined (hot)
-            value = frame.get(name, MISSING)
-            if value is not MISSING:
-                return value
+        value = self.scopes.visible.get(name, MISSING)  # ScopeStack.lookup, inlined (hot)
+        if value is not MISSING:
+            return value
         if name in self.constants:
             return self.constants[name]
         if name in calls.BUILTINS:
