@@ -122,3 +122,17 @@ def bounds_between(first_node, last_node) -> tuple | None:
     if end is None:
         return start
     return start[0], start[1], end[2], end[3]
+
+
+def compact(node) -> None:
+    """Lets a built statement's tree go, keeping its bounds: its children become its
+    first and last tokens, so positions found later through it (the span of the
+    statement around it, an error's fallback location) are what they were, while the
+    rest of its subtree is freed as the build goes (the tree of a 10 MB file is a
+    gigabyte; the IR it becomes can reuse that memory)."""
+    if type(node) is not Tree:
+        return
+    first, last = first_token(node), last_token(node)
+    if first is None or last is None:
+        return
+    node.children = [first] if last is first else [first, last]

@@ -44,6 +44,7 @@ from tilelang.parser import specs as S
 from tilelang.parser.assign_builder import AssignBuilderMixin
 from tilelang.parser.expr_builder import describe
 from tilelang.parser.frames import BlockFrame, FuncFrame, Wrapper
+from tilelang.parser.positions import compact
 
 __all__ = ["StmtBuilderMixin", "FuncFrame", "BlockFrame", "Wrapper", "statements_of"]
 
@@ -81,6 +82,7 @@ class StmtBuilderMixin(AssignBuilderMixin):
         for tree in trees:
             self.last_tree = tree
             result = self.build_stmt(tree, owner)
+            compact(tree)
             if result is None:
                 continue
             if isinstance(result, Wrapper):
