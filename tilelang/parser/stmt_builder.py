@@ -9,7 +9,6 @@ recurses.
 
 from __future__ import annotations
 
-
 import attrs
 from lark import Token, Tree
 
