@@ -116,6 +116,13 @@ def call_function(ctx, entry: F.TIRFunction, tree, arguments=None, values=None):
         arg_trees, kw_trees = list(values), {}
     else:
         arg_trees, kw_trees = split_arguments(ctx, arguments)
+        if (
+            not kw_trees
+            and len(arg_trees) == len(entry.positional)
+            and not entry.regions
+            and not entry.lambdas
+        ):
+            return _call_positional(ctx, entry, tree, arg_trees)
     try:
         named, extra = entry.bind(arg_trees, kw_trees)
     except TypeError as exc:
@@ -130,6 +137,25 @@ def call_function(ctx, entry: F.TIRFunction, tree, arguments=None, values=None):
         if where is None and exc.param == entry.var_positional and extra:
             where = extra[0]
         if evaluated or where is None:
+            where = tree
+        raise ctx.error(where, f"T.{entry.name}: {exc.message}") from None
+    except (TIRTypeError, DataTypeError) as exc:
+        raise ctx.error(tree, f"T.{entry.name}: {exc}", cls=ctx.type_error_cls) from None
+
+
+def _call_positional(ctx, entry: F.TIRFunction, tree, arg_trees: list):
+    """:func:`call_function` for the usual call, one positional argument per
+    parameter and no regions or lambdas among them: the same evaluation and errors,
+    without binding the arguments by name first (a call every few source lines)."""
+    evaluate = ctx.exprs.eval
+    args = [evaluate(t) for t in arg_trees]
+    try:
+        if entry.takes_span:
+            return entry.impl(*args, span=ctx.span(tree))
+        return entry.impl(*args)
+    except F.ArgError as exc:
+        where = dict(zip(entry.positional, arg_trees)).get(exc.param) if exc.param else None
+        if where is None:
             where = tree
         raise ctx.error(where, f"T.{entry.name}: {exc.message}") from None
     except (TIRTypeError, DataTypeError) as exc:
