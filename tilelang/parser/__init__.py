@@ -88,7 +88,8 @@ def parse(
     finally:
         sys.setrecursionlimit(old_limit)
         if gc_was_enabled:
-            if gc.get_count()[0] > _LONG_LIVED:
+            # (not when the caller froze objects: unfreeze would thaw theirs too)
+            if gc.get_count()[0] > _LONG_LIVED and gc.get_freeze_count() == 0:
                 _to_oldest_generation()
             gc.enable()
 
