@@ -81,7 +81,7 @@ class ExprRules:
         return self.lark("NAME", self.pos - 1)
 
     def starts_test(self) -> bool:
-        kind, value = self.toks[self.pos][:2]
+        kind, value = self.toks[self.pos]
         if kind in _TEST_START_KINDS:
             return True
         return (kind == "OP" or kind == "KW") and value in _TEST_START_VALUES
@@ -90,24 +90,37 @@ class ExprRules:
 
     def testlist(self, first: Tree | None = None) -> Tree:
         items = [self.test() if first is None else first]
-        while self.at_op(","):
+        toks = self.toks
+        while toks[self.pos][1] == "," and toks[self.pos][0] == "OP":
             self.pos += 1
             if not self.starts_test():
                 break
             items.append(self.test())
         return Tree("testlist", items)
 
+    # ``test``, ``operand`` and ``atom_expr`` step into each other directly in the
+    # usual cases (a name, no prefix): a program is mostly such operands, and each
+    # call saved is a call per token.
+
     def test(self):
-        first = self.operand()
-        tok = self.toks[self.pos]
+        toks = self.toks
+        tok = toks[self.pos]
+        if tok[1] in _PREFIXES and tok[0] in ("OP", "KW"):
+            first = self.operand()
+        else:
+            first = self.atom_expr()
+        tok = toks[self.pos]
         if tok[1] not in _BINOPS or tok[0] not in ("OP", "KW"):
             return first
         items = [first]
-        toks = self.toks
         while tok[1] in _BINOPS and tok[0] in ("OP", "KW"):
             self.pos += 1
             items.append(self.lark("BINOP", self.pos - 1))
-            items.append(self.operand())
+            tok = toks[self.pos]
+            if tok[1] in _PREFIXES and tok[0] in ("OP", "KW"):
+                items.append(self.operand())
+            else:
+                items.append(self.atom_expr())
             tok = toks[self.pos]
         return Tree("binexpr", items)
 
@@ -119,10 +132,16 @@ class ExprRules:
         return self.atom_expr()
 
     def atom_expr(self):
-        node = self.atom()
         toks = self.toks
+        index = self.pos
+        kind, value = toks[index]
+        if kind == "NAME":  # atom's most common case, inline
+            self.pos = index + 1
+            node = Tree("name", [lark_token("NAME", value, self.starts[index], self.line_starts)])
+        else:
+            node = self.atom()
         while True:
-            kind, value = toks[self.pos][:2]
+            kind, value = toks[self.pos]
             if kind != "OP":
                 return node
             if value == "(":
@@ -186,7 +205,8 @@ class ExprRules:
             self.pos += 1
             return [None]
         items = [item()]
-        while self.at_op(","):
+        toks = self.toks
+        while toks[self.pos][1] == "," and toks[self.pos][0] == "OP":
             self.pos += 1
             if self.at_op(close):
                 break
@@ -207,7 +227,7 @@ class ExprRules:
         return Tree("arguments", self.items_until(close, self.argument))
 
     def argument(self):
-        kind, value = self.toks[self.pos][:2]
+        kind, value = self.toks[self.pos]
         after = self.toks[self.pos + 1]
         if kind == "NAME" and after[1] == "=" and after[0] == "OP":
             name = self.name()
@@ -229,7 +249,8 @@ class ExprRules:
 
     def subscripts(self) -> Tree:
         items = [self.subscript()]
-        while self.at_op(","):
+        toks = self.toks
+        while toks[self.pos][1] == "," and toks[self.pos][0] == "OP":
             self.pos += 1
             if self.at_op("]"):
                 break
@@ -239,9 +260,10 @@ class ExprRules:
 
     def subscript(self):
         lower = None
-        if not self.at_op(":"):
+        toks = self.toks
+        if not (toks[self.pos][1] == ":" and toks[self.pos][0] == "OP"):
             lower = self.test()
-            if not self.at_op(":"):
+            if not (toks[self.pos][1] == ":" and toks[self.pos][0] == "OP"):
                 return lower
         self.pos += 1
         upper = self.test() if self.starts_test() else None

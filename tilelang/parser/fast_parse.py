@@ -71,7 +71,7 @@ class _Parser(ExprRules):
                 stmts.append(self.stmt())
 
     def stmt(self) -> Tree:
-        kind, value = self.toks[self.pos][:2]
+        kind, value = self.toks[self.pos]
         if kind == "KW":
             method = _COMPOUND.get(value)
             if method is not None:
@@ -91,7 +91,7 @@ class _Parser(ExprRules):
         return Tree("simple_stmt", smalls)
 
     def small_stmt(self) -> Tree:
-        kind, value = self.toks[self.pos][:2]
+        kind, value = self.toks[self.pos]
         if kind == "KW":
             if value == "pass":
                 self.pos += 1
@@ -115,7 +115,7 @@ class _Parser(ExprRules):
             if value == "from":
                 return self.import_from()
         first = self.test()
-        kind, value = self.toks[self.pos][:2]
+        kind, value = self.toks[self.pos]
         if kind == "OP":
             if value == ":":
                 self.pos += 1
