@@ -61,11 +61,14 @@ def realize_stmt(spec, body, span):
 def statements_of(suite) -> list:
     """The statement trees of a suite, with ``a; b`` lines split."""
     result = []
+    append = result.append
     for child in suite.children:
         if isinstance(child, Tree) and child.data == "simple_stmt":
-            result.extend(c for c in child.children if c is not None)
+            for small in child.children:
+                if small is not None:
+                    append(small)
         elif child is not None:
-            result.append(child)
+            append(child)
     return result
 
 
