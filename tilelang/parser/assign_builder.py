@@ -93,7 +93,13 @@ class AssignBuilderMixin:
             value_tree = value_tree.children[0]
         if not (isinstance(value_tree, Tree) and value_tree.data == "call"):
             return False
-        callee = self.exprs.eval(value_tree.children[0])
+        callee_tree = value_tree.children[0]
+        if type(callee_tree) is Tree and callee_tree.data == "getattr":
+            # ``X.attr`` is T.meta_var only if attr is meta_var (it was evaluated, and
+            # any error reported, with the value): no second evaluation
+            if callee_tree.children[1] != "meta_var":
+                return False
+        callee = self.exprs.eval(callee_tree)
         return isinstance(callee, F.TIRFunction) and callee.name == "meta_var"
 
     def bind_meta(self, targets, value, tree):

@@ -153,10 +153,9 @@ class FunctionBuilder(StmtBuilderMixin):
 
     def lookup(self, token):
         name = str(token)
-        for frame in reversed(self.scopes.frames):  # ScopeStack.lookup, inlined (hot)
-            value = frame.get(name, MISSING)
-            if value is not MISSING:
-                return value
+        value = self.scopes.visible.get(name, MISSING)  # ScopeStack.lookup, inlined (hot)
+        if value is not MISSING:
+            return value
         if name in self.constants:
             return self.constants[name]
         if name in calls.BUILTINS:
@@ -212,6 +211,13 @@ class FunctionBuilder(StmtBuilderMixin):
         ret_type = None if self.ret_type is None else str(self.ret_type)
         func = PrimFunc(frame.params, body, ret_type, buffer_map, attrs, span=self.span(tree))
         return str(name_token), func
+
+    def release(self) -> None:
+        """Drop the expression builder, whose back-reference makes a cycle: without
+        it the builder and the parse tree it holds are freed by reference counting
+        when the function is built, not by a cycle collection of the whole heap
+        (measured: a second of the 10 MB parse)."""
+        self.exprs = None
 
     def result_type(self, tree):
         """The dtype of ``-> T.int32`` (None for no annotation or ``-> None``)."""
@@ -374,6 +380,7 @@ def build_decorated(item, source, aliases, constants, state) -> IRModule:
             raise source.error_at(decorators[0], "a function needs @T.prim_func")
         builder = state["builder"] = FunctionBuilder(source, aliases, constants)
         name, func = builder.build_function(definition, _is_private(decorators))
+        builder.release()
         return IRModule({name: func})
     if _MODULE not in kinds:
         raise source.error_at(decorators[0], "a class needs @I.ir_module")
@@ -399,6 +406,7 @@ def build_decorated(item, source, aliases, constants, state) -> IRModule:
             builder.module = module
             private = _is_private(member.children[:-1])
             name, func = builder.build_function(member.children[-1], private)
+            builder.release()
         if name in functions:
             raise source.error_at(member.children[-1], f"function {name} is defined twice")
         functions[name] = func

@@ -116,6 +116,11 @@ def call_function(ctx, entry: F.TIRFunction, tree, arguments=None, values=None):
         arg_trees, kw_trees = list(values), {}
     else:
         arg_trees, kw_trees = split_arguments(ctx, arguments)
+        count, expected = len(arg_trees), len(entry.positional)
+        if not kw_trees and (
+            count == expected or (count > expected and entry.var_positional is not None)
+        ):
+            return _call_positional(ctx, entry, tree, arg_trees)
     try:
         named, extra = entry.bind(arg_trees, kw_trees)
     except TypeError as exc:
@@ -130,6 +135,33 @@ def call_function(ctx, entry: F.TIRFunction, tree, arguments=None, values=None):
         if where is None and exc.param == entry.var_positional and extra:
             where = extra[0]
         if evaluated or where is None:
+            where = tree
+        raise ctx.error(where, f"T.{entry.name}: {exc.message}") from None
+    except (TIRTypeError, DataTypeError) as exc:
+        raise ctx.error(tree, f"T.{entry.name}: {exc}", cls=ctx.type_error_cls) from None
+
+
+def _call_positional(ctx, entry: F.TIRFunction, tree, arg_trees: list):
+    """:func:`call_function` for the usual call, positional arguments only, one per
+    parameter and the rest to ``*args``: the same evaluation (in order, regions where
+    the entry asks for them) and the same located errors, without binding the
+    arguments by name first (a call every few source lines)."""
+    positional = entry.positional
+    if entry.regions or entry.lambdas:
+        names = positional + (entry.var_positional,) * (len(arg_trees) - len(positional))
+        args = [_argument(ctx, entry, n, t, False) for n, t in zip(names, arg_trees)]
+    else:
+        evaluate = ctx.exprs.eval
+        args = [evaluate(t) for t in arg_trees]
+    try:
+        if entry.takes_span:
+            return entry.impl(*args, span=ctx.span(tree))
+        return entry.impl(*args)
+    except F.ArgError as exc:
+        where = dict(zip(positional, arg_trees)).get(exc.param) if exc.param else None
+        if where is None and exc.param == entry.var_positional and len(arg_trees) > len(positional):
+            where = arg_trees[len(positional)]
+        if where is None:
             where = tree
         raise ctx.error(where, f"T.{entry.name}: {exc.message}") from None
     except (TIRTypeError, DataTypeError) as exc:

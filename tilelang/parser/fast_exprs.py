@@ -7,6 +7,8 @@ Each method is one grammar rule; it builds Lark's tree for what it consumed and 
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from lark import Token, Tree
 
 from tilelang.parser.fast_lexer import Bail
@@ -23,9 +25,11 @@ _LITERALS = {"True": "true", "False": "false", "None": "none"}
 _new_str = str.__new__
 
 
-def lark_token(kind: str, tok: tuple) -> Token:
-    """A Lark Token of ``kind`` for the token tuple ``tok``, positioned as Lark's."""
-    value, start, line, column = tok[1], tok[2], tok[3], tok[4]
+def lark_token(kind: str, value: str, start: int, line_starts: list) -> Token:
+    """A Lark Token of ``kind`` for the text ``value`` at offset ``start``, positioned
+    as Lark's (``line_starts``: the offset where each line starts)."""
+    line = bisect_right(line_starts, start)
+    column = start - line_starts[line - 1] + 1
     inst = _new_str(Token, value)
     inst.type = kind
     inst.value = value
@@ -45,17 +49,15 @@ def lark_token(kind: str, tok: tuple) -> Token:
 
 
 class ExprRules:
-    """Token access and the expression rules, over ``self.toks`` from ``self.pos``."""
+    """Token access and the expression rules, over ``self.toks`` from ``self.pos``
+    (``self.starts``: where each token starts; ``self.line_starts``: where each line
+    starts)."""
+
+    def lark(self, kind: str, index: int) -> Token:
+        """The Lark Token of kind ``kind`` for token ``index``."""
+        return lark_token(kind, self.toks[index][1], self.starts[index], self.line_starts)
 
     # ----------------------------------------------------------- token helpers
-
-    def peek(self) -> tuple:
-        return self.toks[self.pos]
-
-    def take(self) -> tuple:
-        tok = self.toks[self.pos]
-        self.pos += 1
-        return tok
 
     def expect(self, kind: str, value: str | None = None) -> tuple:
         tok = self.toks[self.pos]
@@ -73,10 +75,13 @@ class ExprRules:
         return tok[1] == value and tok[0] == "OP"
 
     def name(self) -> Token:
-        return lark_token("NAME", self.expect("NAME"))
+        if self.toks[self.pos][0] != "NAME":
+            raise Bail
+        self.pos += 1
+        return self.lark("NAME", self.pos - 1)
 
     def starts_test(self) -> bool:
-        kind, value = self.toks[self.pos][:2]
+        kind, value = self.toks[self.pos]
         if kind in _TEST_START_KINDS:
             return True
         return (kind == "OP" or kind == "KW") and value in _TEST_START_VALUES
@@ -85,24 +90,37 @@ class ExprRules:
 
     def testlist(self, first: Tree | None = None) -> Tree:
         items = [self.test() if first is None else first]
-        while self.at_op(","):
+        toks = self.toks
+        while toks[self.pos][1] == "," and toks[self.pos][0] == "OP":
             self.pos += 1
             if not self.starts_test():
                 break
             items.append(self.test())
         return Tree("testlist", items)
 
+    # ``test``, ``operand`` and ``atom_expr`` step into each other directly in the
+    # usual cases (a name, no prefix): a program is mostly such operands, and each
+    # call saved is a call per token.
+
     def test(self):
-        first = self.operand()
-        tok = self.toks[self.pos]
+        toks = self.toks
+        tok = toks[self.pos]
+        if tok[1] in _PREFIXES and tok[0] in ("OP", "KW"):
+            first = self.operand()
+        else:
+            first = self.atom_expr()
+        tok = toks[self.pos]
         if tok[1] not in _BINOPS or tok[0] not in ("OP", "KW"):
             return first
         items = [first]
-        toks = self.toks
         while tok[1] in _BINOPS and tok[0] in ("OP", "KW"):
             self.pos += 1
-            items.append(lark_token("BINOP", tok))
-            items.append(self.operand())
+            items.append(self.lark("BINOP", self.pos - 1))
+            tok = toks[self.pos]
+            if tok[1] in _PREFIXES and tok[0] in ("OP", "KW"):
+                items.append(self.operand())
+            else:
+                items.append(self.atom_expr())
             tok = toks[self.pos]
         return Tree("binexpr", items)
 
@@ -110,14 +128,20 @@ class ExprRules:
         tok = self.toks[self.pos]
         if tok[1] in _PREFIXES and tok[0] in ("OP", "KW"):
             self.pos += 1
-            return Tree("prefix", [lark_token("PREFIX", tok), self.operand()])
+            return Tree("prefix", [self.lark("PREFIX", self.pos - 1), self.operand()])
         return self.atom_expr()
 
     def atom_expr(self):
-        node = self.atom()
         toks = self.toks
+        index = self.pos
+        kind, value = toks[index]
+        if kind == "NAME":  # atom's most common case, inline
+            self.pos = index + 1
+            node = Tree("name", [lark_token("NAME", value, self.starts[index], self.line_starts)])
+        else:
+            node = self.atom()
         while True:
-            kind, value = toks[self.pos][:2]
+            kind, value = toks[self.pos]
             if kind != "OP":
                 return node
             if value == "(":
@@ -133,18 +157,20 @@ class ExprRules:
                 return node
 
     def atom(self):
-        tok = self.take()
-        kind, value = tok[0], tok[1]
+        index = self.pos
+        kind, value = self.toks[index]
+        self.pos = index + 1
         if kind == "NAME":
-            return Tree("name", [lark_token("NAME", tok)])
+            return Tree("name", [lark_token("NAME", value, self.starts[index], self.line_starts)])
         if kind == "DEC_NUMBER" or kind == "HEX_NUMBER":
-            return Tree("int_lit", [lark_token(kind, tok)])
+            return Tree("int_lit", [self.lark(kind, index)])
         if kind == "FLOAT_NUMBER":
-            return Tree("float_lit", [lark_token(kind, tok)])
+            return Tree("float_lit", [self.lark(kind, index)])
         if kind == "STRING":
-            parts = [lark_token("STRING", tok)]
+            parts = [self.lark("STRING", index)]
             while self.toks[self.pos][0] == "STRING":
-                parts.append(lark_token("STRING", self.take()))
+                self.pos += 1
+                parts.append(self.lark("STRING", self.pos - 1))
             return Tree("string", parts)
         if kind == "KW" and value in _LITERALS:
             return Tree(_LITERALS[value], [])
@@ -179,7 +205,8 @@ class ExprRules:
             self.pos += 1
             return [None]
         items = [item()]
-        while self.at_op(","):
+        toks = self.toks
+        while toks[self.pos][1] == "," and toks[self.pos][0] == "OP":
             self.pos += 1
             if self.at_op(close):
                 break
@@ -200,14 +227,15 @@ class ExprRules:
         return Tree("arguments", self.items_until(close, self.argument))
 
     def argument(self):
-        kind, value = self.toks[self.pos][:2]
+        kind, value = self.toks[self.pos]
         after = self.toks[self.pos + 1]
         if kind == "NAME" and after[1] == "=" and after[0] == "OP":
             name = self.name()
             self.pos += 1
             return Tree("kwarg", [name, self.test()])
         if kind == "KW" and value == "lambda":
-            keyword = lark_token("LAMBDA", self.take())
+            self.pos += 1
+            keyword = self.lark("LAMBDA", self.pos - 1)
             params = None
             if not self.at_op(":"):
                 names = [self.name()]
@@ -221,7 +249,8 @@ class ExprRules:
 
     def subscripts(self) -> Tree:
         items = [self.subscript()]
-        while self.at_op(","):
+        toks = self.toks
+        while toks[self.pos][1] == "," and toks[self.pos][0] == "OP":
             self.pos += 1
             if self.at_op("]"):
                 break
@@ -231,9 +260,10 @@ class ExprRules:
 
     def subscript(self):
         lower = None
-        if not self.at_op(":"):
+        toks = self.toks
+        if not (toks[self.pos][1] == ":" and toks[self.pos][0] == "OP"):
             lower = self.test()
-            if not self.at_op(":"):
+            if not (toks[self.pos][1] == ":" and toks[self.pos][0] == "OP"):
                 return lower
         self.pos += 1
         upper = self.test() if self.starts_test() else None

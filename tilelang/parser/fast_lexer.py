@@ -6,15 +6,19 @@ One compiled regular expression scans the text (the token patterns are those of
 makes them. Anything this scanner is unsure of raises :class:`Bail`: the caller then
 parses with Lark, whose answer (tree or located error) is the reference.
 
-A token is a tuple ``(kind, value, start, line, column)``: ``kind`` is ``"NAME"``,
-``"DEC_NUMBER"``, ``"HEX_NUMBER"``, ``"FLOAT_NUMBER"``, ``"STRING"``, ``"KW"`` (a
-keyword of the grammar), ``"OP"`` (punctuation and operators), ``"NL"``, ``"INDENT"``,
-``"DEDENT"`` or ``"EOF"``; lines and columns are 1-based as Lark counts them.
+A token is a pair ``(kind, value)``: ``kind`` is ``"NAME"``, ``"DEC_NUMBER"``,
+``"HEX_NUMBER"``, ``"FLOAT_NUMBER"``, ``"STRING"``, ``"KW"`` (a keyword of the grammar),
+``"OP"`` (punctuation and operators), ``"NL"``, ``"INDENT"``, ``"DEDENT"`` or ``"EOF"``.
+Equal tokens share one pair, and where each token starts is kept apart in an array of
+offsets (a 10 MB file has four million tokens: a tuple and two int objects per token
+were half a gigabyte, and the page faults of that memory a good part of the time).
+:func:`line_starts` maps an offset to Lark's 1-based line and column.
 """
 
 from __future__ import annotations
 
 import re
+from array import array
 
 
 class Bail(Exception):
@@ -49,7 +53,12 @@ _SCANNER = re.compile(
     + "|".join(
         [
             # "." before a digit starts a float (.5)
-            "(?P<OP>" + "|".join(re.escape(op) for op in _OPS if op != ".") + r"|\.(?!\d))",
+            # brackets apart from the other operators: the scanner counts their depth
+            r"(?P<OPEN>[(\[{])",
+            r"(?P<CLOSE>[)\]}])",
+            "(?P<OP>"
+            + "|".join(re.escape(op) for op in _OPS if op not in ".()[]{}")
+            + r"|\.(?!\d))",
             # before NAME: r"..." is a string, not the name r
             rf"(?P<STRING>{_STRING})",
             r"(?P<NAME>[^\W\d]\w*)",
@@ -63,66 +72,99 @@ _SCANNER = re.compile(
     )
     + ")"
 )
-_OPEN = frozenset("([{")
-_CLOSE = frozenset(")]}")
 
 
-def tokens(text: str) -> list:
-    """The token tuples of ``text`` (which ends with a newline), ending with ``EOF``."""
+def tokens(text: str) -> tuple[list, array]:
+    """``(pairs, starts)``: the tokens of ``text`` (which ends with a newline), ending
+    with ``EOF``, and the offset in ``text`` where each one starts."""
     out = []
     append = out.append
-    line, line_start, depth = 1, 0, 0
+    starts = array("q")
+    start_at = starts.append
+    depth = 0
     levels = [0]
     keywords = KEYWORDS
+    # one pair per distinct token text (a text has one kind; INDENT, DEDENT and EOF
+    # have no text and are made below)
+    pairs: dict = {}
+    # the branches in order of frequency (operators, then names); the token's value
+    # is its group, without the blanks the match starts with
     for match in _SCANNER.finditer(text):
         kind = match.lastgroup
-        start, end = match.span(kind)
-        value = text[start:end]
-        if kind == "OP":
-            append(("OP", value, start, line, start - line_start + 1))
-            if value in _OPEN:
+        if kind == "OP" or kind == "NAME":
+            value = match.group(kind)
+            start_at(match.start(kind))
+            pair = pairs.get(value)
+            if pair is None:
+                pair = pairs[value] = ("KW" if value in keywords else kind, value)
+            append(pair)
+        elif kind == "OPEN" or kind == "CLOSE":
+            value = match.group(kind)
+            pair = pairs.get(value)
+            if pair is None:
+                pair = pairs[value] = ("OP", value)
+            append(pair)
+            start_at(match.start(kind))
+            if kind == "OPEN":
                 depth += 1
-            elif value in _CLOSE:
+            else:
                 depth -= 1
                 if depth < 0:
                     raise Bail
-        elif kind == "NAME":
-            kind = "KW" if value in keywords else "NAME"
-            append((kind, value, start, line, start - line_start + 1))
         elif kind == "NL":
+            start = match.start(kind)
+            value = match.group(kind)
             last = value.rfind("\n")
             if last < 0:
                 raise Bail  # a comment at the very end: parse() pads the text with a newline
-            line += value.count("\n")
-            line_start = start + last + 1
             if depth == 0:
-                append(("NL", value, start, line, 0))
+                pair = pairs.get(value)
+                if pair is None:
+                    pair = pairs[value] = ("NL", value)
+                append(pair)
+                start_at(start)
                 indent_str = value[last + 1 :]
                 indent = indent_str.count(" ") + indent_str.count("\t") * _TAB_LEN
                 if indent > levels[-1]:
                     levels.append(indent)
-                    append(("INDENT", "", start, line, 0))
+                    append(_INDENT)
+                    start_at(start)
                 else:
                     while indent < levels[-1]:
                         levels.pop()
-                        append(("DEDENT", "", start, line, 0))
+                        append(_DEDENT)
+                        start_at(start)
                     if indent != levels[-1]:
                         raise Bail
-        elif kind == "STRING":
-            append(("STRING", value, start, line, start - line_start + 1))
-            newlines = value.count("\n")
-            if newlines:
-                line += newlines
-                line_start = start + value.rindex("\n") + 1
         elif kind == "CONT":
-            line += 1
-            line_start = end
+            continue
         elif kind == "OTHER":
             raise Bail
-        else:
-            append((kind, value, start, line, start - line_start + 1))
+        else:  # STRING and the numbers
+            value = match.group(kind)
+            pair = pairs.get(value)
+            if pair is None:
+                pair = pairs[value] = (kind, value)
+            append(pair)
+            start_at(match.start(kind))
     while len(levels) > 1:
         levels.pop()
-        append(("DEDENT", "", len(text), line, 0))
-    append(("EOF", "", len(text), line, 0))
-    return out
+        append(_DEDENT)
+        start_at(len(text))
+    append(_EOF)
+    start_at(len(text))
+    return out, starts
+
+
+_INDENT, _DEDENT, _EOF = ("INDENT", ""), ("DEDENT", ""), ("EOF", "")
+
+
+def line_starts(text: str) -> list:
+    """The offset where each line of ``text`` starts (lines end at ``\\n``, as Lark
+    counts them): the line of offset ``o`` is ``bisect_right(starts, o)``."""
+    starts = [0]
+    position = text.find("\n")
+    while position >= 0:
+        starts.append(position + 1)
+        position = text.find("\n", position + 1)
+    return starts

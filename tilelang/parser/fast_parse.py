@@ -20,8 +20,8 @@ from functools import cache
 
 from lark import Tree
 
-from tilelang.parser.fast_exprs import AUGOPS, ExprRules, lark_token
-from tilelang.parser.fast_lexer import Bail, tokens
+from tilelang.parser.fast_exprs import AUGOPS, ExprRules
+from tilelang.parser.fast_lexer import Bail, line_starts, tokens
 
 #: sha256 of grammar/tir.lark as this parser mirrors it
 GRAMMAR_SHA256 = "c7847ab8ec9d2f3735f0f6817a39daa010e7c3c673d8eede475c4f6d5e2c86ba"
@@ -41,7 +41,7 @@ def parse_tree(text: str) -> Tree:
     if not grammar_matches():
         raise Bail
     try:
-        return _Parser(text, tokens(text)).file()
+        return _Parser(text, *tokens(text)).file()
     except (IndexError, RecursionError):
         raise Bail from None
 
@@ -50,9 +50,11 @@ class _Parser(ExprRules):
     """One pass over a token list; each method is one grammar rule and leaves
     ``self.pos`` after what it consumed."""
 
-    def __init__(self, text: str, toks: list):
+    def __init__(self, text: str, toks: list, starts):
         self.text = text
         self.toks = toks
+        self.starts = starts
+        self.line_starts = line_starts(text)
         self.pos = 0
 
     # ------------------------------------------------------------- statements
@@ -69,7 +71,7 @@ class _Parser(ExprRules):
                 stmts.append(self.stmt())
 
     def stmt(self) -> Tree:
-        kind, value = self.toks[self.pos][:2]
+        kind, value = self.toks[self.pos]
         if kind == "KW":
             method = _COMPOUND.get(value)
             if method is not None:
@@ -89,15 +91,14 @@ class _Parser(ExprRules):
         return Tree("simple_stmt", smalls)
 
     def small_stmt(self) -> Tree:
-        kind, value = self.toks[self.pos][:2]
+        kind, value = self.toks[self.pos]
         if kind == "KW":
             if value == "pass":
                 self.pos += 1
                 return Tree("pass_stmt", [])
             if value in ("break", "continue"):  # ``!rule``: the keyword token is kept
-                tok = self.toks[self.pos]
                 self.pos += 1
-                return Tree(f"{value}_stmt", [lark_token(value.upper(), tok)])
+                return Tree(f"{value}_stmt", [self.lark(value.upper(), self.pos - 1)])
             if value == "assert":
                 self.pos += 1
                 test = self.test()
@@ -114,7 +115,7 @@ class _Parser(ExprRules):
             if value == "from":
                 return self.import_from()
         first = self.test()
-        kind, value = self.toks[self.pos][:2]
+        kind, value = self.toks[self.pos]
         if kind == "OP":
             if value == ":":
                 self.pos += 1
@@ -126,7 +127,7 @@ class _Parser(ExprRules):
                 return Tree("annassign", [first, annotation, assigned])
             if value in AUGOPS:
                 self.pos += 1
-                operator = lark_token("AUGOP", self.toks[self.pos - 1])
+                operator = self.lark("AUGOP", self.pos - 1)
                 return Tree("augassign", [first, operator, self.test()])
         targets = self.testlist(first)
         if self.at_op("="):

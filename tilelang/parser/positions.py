@@ -81,34 +81,41 @@ def bounds(node) -> tuple | None:
             return None
         return node.line, node.column, node.end_line, node.end_column
     # first_token and last_token, inlined for the usual short walks (spans are made
-    # for most nodes the builder creates)
+    # for most nodes the builder creates); the edge child is usually present
     first = node
-    for _ in range(_MEMO_DEPTH):
-        if type(first) is not Tree:
+    steps = 0
+    while type(first) is Tree:
+        if steps == _MEMO_DEPTH:
+            first = _edge_token(node, iter, "_tl_first_token")
             break
-        for child in first.children:
-            if child is not None:
-                first = child
-                break
-        else:
-            return None
-    else:
-        first = _edge_token(node, iter, "_tl_first_token")
+        steps += 1
+        children = first.children
+        child = children[0] if children else None
+        if child is None:
+            for child in children:
+                if child is not None:
+                    break
+            else:
+                return None
+        first = child
     if not isinstance(first, Token) or first.line is None:
         return None
     last = node
-    for _ in range(_MEMO_DEPTH):
-        if type(last) is not Tree:
+    steps = 0
+    while type(last) is Tree:
+        if steps == _MEMO_DEPTH:
+            last = _edge_token(node, reversed, "_tl_last_token")
             break
-        for child in reversed(last.children):
-            if child is not None:
-                last = child
-                break
-        else:
-            last = None
-            break
-    else:
-        last = _edge_token(node, reversed, "_tl_last_token")
+        steps += 1
+        children = last.children
+        child = children[-1] if children else None
+        if child is None:
+            for child in reversed(children):
+                if child is not None:
+                    break
+            else:
+                child = None
+        last = child
     if not isinstance(last, Token) or last.end_line is None:
         last = first
     return first.line, first.column, last.end_line, last.end_column
@@ -122,3 +129,17 @@ def bounds_between(first_node, last_node) -> tuple | None:
     if end is None:
         return start
     return start[0], start[1], end[2], end[3]
+
+
+def compact(node) -> None:
+    """Lets a built statement's tree go, keeping its bounds: its children become its
+    first and last tokens, so positions found later through it (the span of the
+    statement around it, an error's fallback location) are what they were, while the
+    rest of its subtree is freed as the build goes (the tree of a 10 MB file is a
+    gigabyte; the IR it becomes can reuse that memory)."""
+    if type(node) is not Tree:
+        return
+    first, last = first_token(node), last_token(node)
+    if first is None or last is None:
+        return
+    node.children = [first] if last is first else [first, last]

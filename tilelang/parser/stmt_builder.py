@@ -9,8 +9,6 @@ recurses.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import attrs
 from lark import Token, Tree
 
@@ -45,6 +43,7 @@ from tilelang.parser import specs as S
 from tilelang.parser.assign_builder import AssignBuilderMixin
 from tilelang.parser.expr_builder import describe
 from tilelang.parser.frames import BlockFrame, FuncFrame, Wrapper
+from tilelang.parser.positions import compact
 
 __all__ = ["StmtBuilderMixin", "FuncFrame", "BlockFrame", "Wrapper", "statements_of"]
 
@@ -62,11 +61,14 @@ def realize_stmt(spec, body, span):
 def statements_of(suite) -> list:
     """The statement trees of a suite, with ``a; b`` lines split."""
     result = []
+    append = result.append
     for child in suite.children:
         if isinstance(child, Tree) and child.data == "simple_stmt":
-            result.extend(c for c in child.children if c is not None)
+            for small in child.children:
+                if small is not None:
+                    append(small)
         elif child is not None:
-            result.append(child)
+            append(child)
     return result
 
 
@@ -82,6 +84,7 @@ class StmtBuilderMixin(AssignBuilderMixin):
         for tree in trees:
             self.last_tree = tree
             result = self.build_stmt(tree, owner)
+            compact(tree)
             if result is None:
                 continue
             if isinstance(result, Wrapper):
@@ -99,10 +102,18 @@ class StmtBuilderMixin(AssignBuilderMixin):
             return self.build_body(statements_of(suite), owner)
 
     def build_stmt(self, tree, owner):
-        method = getattr(self, "stmt_" + tree.data, None)
+        # the method of each statement kind, found once per builder class (a file
+        # has a statement every few dozen bytes)
+        methods = _STMT_METHODS.get(type(self))
+        if methods is None:
+            methods = _STMT_METHODS[type(self)] = {}
+        method = methods.get(tree.data)
         if method is None:
-            raise self.error(tree, f"{tree.data.replace('_', ' ')} is not supported in TIR")
-        return method(tree, owner)
+            method = getattr(type(self), "stmt_" + tree.data, None)
+            if method is None:
+                raise self.error(tree, f"{tree.data.replace('_', ' ')} is not supported in TIR")
+            methods[tree.data] = method
+        return method(self, tree, owner)
 
     # -------------------------------------------------------- simple statements
 
@@ -129,14 +140,9 @@ class StmtBuilderMixin(AssignBuilderMixin):
 
     stmt_continue_stmt = stmt_break_stmt
 
-    @contextmanager
     def jump_target(self, kind):
         """Statements built inside belong to a loop of ``kind`` (None: a block)."""
-        self.jump_targets.append(kind)
-        try:
-            yield
-        finally:
-            self.jump_targets.pop()
+        return _JumpTarget(self.jump_targets, kind)
 
     def stmt_import_name(self, tree, owner):
         return None
@@ -426,6 +432,26 @@ class _Locate(StmtExprMutator):
         if isinstance(new, (Var, Buffer)) or getattr(new, "span", True) is not None:
             return new
         return attrs.evolve(new, span=self.span)
+
+
+#: builder class -> statement kind -> unbound ``stmt_*`` method
+_STMT_METHODS: dict = {}
+
+
+class _JumpTarget:
+    """The context of :meth:`StmtBuilderMixin.jump_target` (a class, not a generator:
+    one is entered for every loop and block)."""
+
+    __slots__ = ("targets", "kind")
+
+    def __init__(self, targets: list, kind):
+        self.targets, self.kind = targets, kind
+
+    def __enter__(self):
+        self.targets.append(self.kind)
+
+    def __exit__(self, *exc) -> None:
+        self.targets.pop()
 
 
 def _located_seq(stmts: list):

@@ -168,6 +168,8 @@ def as_expr(value, param) -> PrimExpr:
 
 def as_index(value, param) -> PrimExpr | int:
     """An integer expression or Python int (kept as a literal for typing)."""
+    if type(value) is int:  # the usual literal, without the numbers.Integral ABC check
+        return value
     if isinstance(value, bool):
         raise ArgError("expected an integer, got a bool", param)
     if isinstance(value, numbers.Integral):
