@@ -8,6 +8,15 @@ threads do not cooperate (no barriers, no shared memory), which is what the inte
 semantics tests need: the arithmetic text nvcc would compile is compiled and run, with
 ``-fsanitize=undefined`` so that any undefined behaviour the text still has (a signed
 overflow, a shift of a negative value) stops the run instead of passing by luck.
+
+Vectorised accesses move words (``uint2``, ``float4``...), defined here as plain
+structs whose lanes the kernels read through element pointers, as nvcc allows (so the
+host build is ``-fno-strict-aliasing``). ``__nv_bfloat16`` (``cuda_bf16.h``) is a host
+struct of 16 bits with the two conversions the CUDA backend prints (:data:`_BF16`),
+written from their definitions: ``__bfloat162float`` is exact (the bits are a float32's
+top half) and ``__float2bfloat16_rn`` rounds to nearest, ties to even (NaN stays a quiet NaN). So a
+bfloat16 kernel's arithmetic, as printed, is compiled and run; CUDA's own header is
+not (this is the host compiler).
 """
 
 from __future__ import annotations
@@ -30,10 +39,31 @@ static tl_dim3 threadIdx, blockIdx;
 #define __launch_bounds__(n)
 #define __syncthreads() do {} while (0)
 #define __popcll __builtin_popcountll
+#define __align__(n) alignas(n)
+struct alignas(8) uint2 { unsigned int x, y; };
+struct alignas(16) uint4 { unsigned int x, y, z, w; };
+struct alignas(8) int2 { int x, y; };
+struct alignas(16) int4 { int x, y, z, w; };
+struct alignas(8) float2 { float x, y; };
+struct alignas(16) float4 { float x, y, z, w; };
 static void tl_set_index(unsigned bx, unsigned by, unsigned bz,
                              unsigned tx, unsigned ty, unsigned tz) {
   blockIdx.x = bx; blockIdx.y = by; blockIdx.z = bz;
   threadIdx.x = tx; threadIdx.y = ty; threadIdx.z = tz;
+}
+"""
+
+_BF16 = r"""
+#include <string.h>
+struct __nv_bfloat16 { uint16_t bits; };
+static inline float __bfloat162float(__nv_bfloat16 h) {
+  uint32_t word = (uint32_t)h.bits << 16; float f; memcpy(&f, &word, 4); return f;
+}
+static inline __nv_bfloat16 __float2bfloat16_rn(float f) {
+  uint32_t word; memcpy(&word, &f, 4); __nv_bfloat16 h;
+  if ((word & 0x7fffffffu) > 0x7f800000u) { h.bits = (uint16_t)((word >> 16) | 0x40u); return h; }
+  word += 0x7fffu + ((word >> 16) & 1u);
+  h.bits = (uint16_t)(word >> 16); return h;
 }
 """
 
@@ -61,9 +91,11 @@ class HostProgram:
         self.folder = Path(folder)
         self.functions = backend.functions
         cpp = self.folder / "kernels.cpp"
+        source = source.replace("#include <cuda_bf16.h>", _BF16)
         cpp.write_text(_PRELUDE + source + _main(backend.functions))
         self.executable = self.folder / "kernels"
-        command = [host_compiler(), "-std=c++17", *flags, *SANITIZE, "-o", str(self.executable)]
+        command = [host_compiler(), "-std=c++17", *flags, "-fno-strict-aliasing", *SANITIZE,
+                   "-o", str(self.executable)]  # fmt: skip
         subprocess.run([*command, str(cpp)], check=True, capture_output=True, text=True)
 
     def run(self, name: str, arrays: list) -> None:
@@ -142,6 +174,7 @@ _C_TYPES = {
     "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
     "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
     "uint64": "uint64_t", "float32": "float", "float64": "double",
+    "bfloat16": "__nv_bfloat16",
 }  # fmt: skip
 
 __all__ = ["HostProgram", "HostRunError", "host_compiler"]

@@ -143,8 +143,10 @@ class _Legalizer(StmtExprMutator):
         return op if value is op.value else E.Cast(op.dtype, value)
 
     def visit_call(self, op: E.Call):
-        if self.keep_storage and op.op == "reinterpret" and (
-            op.dtype.element_of().is_bfloat16() or op.args[0].dtype.element_of().is_bfloat16()
+        if (
+            self.keep_storage
+            and op.op == "reinterpret"
+            and (op.dtype.element_of().is_bfloat16() or op.args[0].dtype.element_of().is_bfloat16())
         ):
             return self._reinterpret_kept(op)
         if op.op == "reinterpret" and op.dtype.element_of().is_bfloat16():
