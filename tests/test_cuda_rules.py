@@ -168,16 +168,25 @@ def test_large_matmul_gets_the_shared_memory_tiling():
     assert (stores, loads) == (0, 0) and registers * 256 <= REGISTERS_PER_SM
 
 
-@pytest.mark.parametrize("rows, cols", [(64, 1024), (4, 4096)])
-def test_reductions_are_cross_thread_through_shared_memory(rows, cols):
-    """(4, 4096): 64 threads and 64 steps each; the thread loop is the partials' own."""
+@pytest.mark.parametrize("rows, cols, threads", [(64, 1024, 256), (4, 4096, 256), (8, 100, 64)])
+def test_reductions_are_cross_thread_with_warp_shuffles(rows, cols, threads):
+    """The row max and the row sum: the reduction loop bound to threadIdx.x, lowered
+    to an allreduce (warp shuffles, one exchange through shared memory); (8, 100): 64
+    threads, the split predicated (threads past the row add the identity)."""
+    from tilelang.backends.cuda import compile_cuda, nvcc_flags
+
     workload = W.softmax(rows, cols)
     lib = tilelang.build(tilelang.parse(workload.tir), target=TARGET)
     source = lib.get_source()
-    assert source.count("__shared__") == 2  # the row max and the row sum
-    assert "__syncthreads();" in source
+    assert source.count(f"tl_block_allreduce<{threads}>(") == 2  # the row max and the row sum
+    assert "[](const float x, const float y) { return fmaxf(x, y); }" in source
+    assert source.count("== 0) {") >= 2  # one thread writes each row's result
     blocks = [k.block for k in kernels_of(lib)]
-    assert (256, 1, 1) in blocks
+    assert blocks.count((threads, 1, 1)) >= 2
+    ptx = compile_cuda(source, nvcc_flags(Target(TARGET)), "ptx").data.decode()
+    assert "shfl.sync.down.b32" in ptx and "bar.sync" in ptx
+    for registers, stores, loads in ptxas_report(lib).values():
+        assert (stores, loads) == (0, 0) and registers * threads <= REGISTERS_PER_SM
     got, want = run_on_c(default_gpu_schedule(tilelang.parse(workload.tir), TARGET).mod, workload)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
@@ -229,7 +238,7 @@ def test_tilec_applies_the_gpu_rules(tmp_path):
     out = tmp_path / "trace.py"
     assert main([str(path), "--target", TARGET, "--emit", "trace", "-o", str(out)]) == 0
     trace = out.read_text()
-    assert "sch.rfactor(" in trace and 'thread_axis="threadIdx.x"' in trace
+    assert 'thread_axis="threadIdx.x"' in trace and 'thread_axis="blockIdx.x"' in trace
     cu = tmp_path / "softmax.cu"
     assert main([str(path), "--emit", "cuda", "-o", str(cu)]) == 0
     assert "__global__" in cu.read_text()

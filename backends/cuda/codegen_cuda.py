@@ -26,6 +26,8 @@ from tilelang.backends.c.codegen_c import _helper
 from tilelang.backends.c.literals import c_comment, c_float_literal, half_value
 from tilelang.backends.c.names import ScopedNames, sanitize
 from tilelang.backends.cuda import async_copy, mma
+from tilelang.backends.cuda.allreduce import HELPER as ALLREDUCE_HELPER
+from tilelang.backends.cuda.allreduce import print_allreduce
 from tilelang.backends.cuda.split import DeviceFunction, Kernel, split_host_device
 from tilelang.backends.cuda.vectorize import VectorPrinter, vector_buffers
 from tilelang.backends.cuda.wmma import fragment_declaration, print_fragment_call
@@ -40,6 +42,7 @@ from tilelang.analysis.fragments import (
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.comm_reducer import CommReducer
 from tilelang.ir.function import PrimFunc
 from tilelang.runtime.args import written_data_vars
 from tilelang.transform.legalize_bf16 import legalize_bf16_module
@@ -95,6 +98,10 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
         self.vector_buffers: set = set()  # ids of data vars accessed as vectors (per kernel)
         self.async_copy = False  # the arch has cp.async (set by generate_cuda)
         self.async_groups = False  # a pipeline's explicit cp.async groups (per kernel)
+        self.thread_loops: dict = {}  # id(loop var) -> (thread axis, extent or None)
+        self.reducer = None  # the CommReducer of the enclosing "reduce_scope"
+        self.uses_allreduce = False
+        self.kernel_block = (1, 1, 1)  # the kernel's thread counts (set by print_kernel)
 
     def type_name(self, dtype) -> str:
         name = super().type_name(dtype)
@@ -110,6 +117,9 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
         super().visit_for(op)
 
     def visit_evaluate(self, op: S.Evaluate) -> None:
+        if isinstance(op.value, E.Call) and op.value.op == "tvm_thread_allreduce":
+            self.emit(print_allreduce(self, op.value, self.reducer, self.kernel_block))
+            return
         if isinstance(op.value, E.Call) and op.value.op == SYNC_OP:
             if self.async_groups and self.lines and self.lines[-1].strip() == f"{self.barrier};":
                 return  # a pipeline's wait just ended with this barrier
@@ -118,6 +128,11 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
         super().visit_evaluate(op)
 
     def visit_attr_stmt(self, op: S.AttrStmt) -> None:
+        if op.attr_key == "reduce_scope" and isinstance(op.node, CommReducer):
+            outer, self.reducer = self.reducer, op.node
+            self.visit(op.body)
+            self.reducer = outer
+            return
         if not async_copy.print_async_attr(self, op):
             super().visit_attr_stmt(op)
 
@@ -127,6 +142,8 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
 
     def print_thread_binding(self, op: S.For) -> None:
         var = self.names.define(op.loop_var)
+        extent = op.extent.value if isinstance(op.extent, E.IntImm) else None
+        self.thread_loops[id(op.loop_var)] = (op.thread_binding, extent)
         kind = self.type_name(op.loop_var.dtype)
         index = f"({kind}){self.thread_index_names[op.thread_binding]}"
         if not (isinstance(op.min, E.IntImm) and op.min.value == 0):
@@ -277,7 +294,7 @@ def generate_cuda(mod, target) -> CudaSource:
     mod = legalize_bf16_module(mod, keep_storage=True)
     funcs = [(name, f) for name, f in mod if isinstance(f, PrimFunc)]
     device_functions, bodies, helpers, uses_half, uses_wmma = {}, [], set(), False, False
-    uses_bf16 = False
+    uses_bf16 = uses_allreduce = False
     mma_helpers: set = set()
     has_async = async_copy.arch_has_async_copy(target)
     async_sizes: set = set()
@@ -299,6 +316,7 @@ def generate_cuda(mod, target) -> CudaSource:
             helpers |= printer.helpers
             uses_half |= printer.uses_half
             uses_bf16 |= printer.uses_bf16
+            uses_allreduce |= printer.uses_allreduce
             needed = alignments.setdefault(name, {})
             for key, size in printer.aligned.items():
                 needed[key] = max(needed.get(key, 1), size)
@@ -312,6 +330,7 @@ def generate_cuda(mod, target) -> CudaSource:
     helper_text = [_device_helper(h) for h in sorted(helpers)]
     helper_text += [async_copy.helper(size) for size in sorted(async_sizes)]
     helper_text += mma.helpers(mma_helpers)
+    helper_text += [ALLREDUCE_HELPER] if uses_allreduce else []
     uses_half |= bool(mma_helpers)
     if helper_text:
         parts.append("\n\n".join(helper_text))
@@ -362,6 +381,7 @@ def print_kernel(printer: CUDAPrinter, func: PrimFunc, kernel: Kernel, workspace
         f'extern "C" __global__ void __launch_bounds__({kernel.threads}) {kernel.name}({params})'
     )
     printer.enter(header)
+    printer.kernel_block = tuple(kernel.block)
     printer.fragments = collect_fragments(kernel.body)
     printer.vector_buffers = vector_buffers(kernel.body) | mma.matrix_sources(kernel.body)
     printer.async_groups = async_copy.kernel_has_async_groups(kernel.body, printer.async_copy)
