@@ -91,6 +91,22 @@ def test_matmul_candidates_build_with_nvcc_and_no_spills():
         assert registers * kernel.threads <= 65536
 
 
+def test_row_reductions_draw_their_thread_count_and_build():
+    """softmax's row max and row sum over a sampled number of threads (a predicated
+    split when it does not divide the row), lowered to warp-shuffle allreduces."""
+    workload = W.softmax(8, 200)
+    counts = set()
+    for sch in draw(workload, 6):
+        lib = tilelang.build(sch.mod, TARGET, auto_schedule=False)
+        assert lib.backend_module.compile_log == ""
+        found = re.findall(r"tl_block_allreduce<(\d+)>\(", lib.get_source())
+        assert len(found) == 2  # the row max and the row sum, each its own draw
+        counts |= {int(n) for n in found}
+        got, want = run_on_c(sch.mod, workload)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert len(counts) > 1 and counts <= {32, 64, 128, 256, 512}
+
+
 def test_candidates_respect_the_targets_limits():
     small = "cuda -arch=sm_80 -max_threads_per_block=128 -max_shared_memory_per_block=4096"
     for sch in draw(W.matmul(128, 128, 128), 4, target=small):

@@ -17,7 +17,8 @@ Per block of the function, last first:
   Draws whose threads per block exceed the target's limit, or whose shared panels
   exceed its shared memory, raise ScheduleError (the tuner draws again).
   A long reduction with fewer than :data:`MIN_TILED_OUTPUTS` outputs (a row sum) is
-  left to the cross-thread plan.
+  left to the cross-thread plan, with a sampled number of threads (32 to 512: warp
+  shuffles and one shared-memory exchange, :mod:`tilelang.schedule.rules.gpu.reduction`).
 - a half-precision matmul the WMMA intrinsics can compute gets the tensor-core
   schedule (:mod:`tilelang.schedule.rules.gpu.tensor_core`) with a sampled tiling:
   warps per block, fragments per warp and the reduction step;
@@ -35,7 +36,11 @@ from tilelang.schedule.rules.analysis import leaf_blocks
 from tilelang.schedule.rules.fusion import loop_extent
 from tilelang.schedule.rules.gpu.apply import inline_producers
 from tilelang.schedule.rules.gpu.limits import gpu_limits
-from tilelang.schedule.rules.gpu.reduction import cross_thread_reduction, wants_cross_thread
+from tilelang.schedule.rules.gpu.reduction import (
+    cross_thread_reduction,
+    reduce_thread_choices,
+    wants_cross_thread,
+)
 from tilelang.schedule.rules.gpu.spatial import bind_threads, spatial_first
 from tilelang.schedule.rules.gpu.tensor_core import apply_wmma, wmma_plans
 
@@ -108,7 +113,9 @@ def _outputs(info) -> int:
 
 def _default_plan(sch, block, info, limits) -> None:
     if wants_cross_thread(info, limits):
-        cross_thread_reduction(sch, block, info, limits)
+        choices = reduce_thread_choices(limits)
+        pick = sch.sample_categorical(list(choices), [1.0 / len(choices)] * len(choices))
+        cross_thread_reduction(sch, block, info, limits, threads=int(sch.get(pick)))
         return
     choices = [t for t in THREAD_CHOICES if t <= limits.max_threads_per_block] or [limits.warp_size]
     threads = sch.sample_categorical(list(choices), [1.0 / len(choices)] * len(choices))

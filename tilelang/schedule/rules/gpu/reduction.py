@@ -23,6 +23,8 @@ from tilelang.schedule.rules.gpu.spatial import spatial_first
 
 #: most threads that share one reduction (a 1024-long row: 4 elements per thread)
 MAX_REDUCE_THREADS = 256
+#: thread counts the tuning space draws from for a cross-thread reduction
+REDUCE_THREAD_CHOICES = (32, 64, 128, 256, 512)
 #: shortest reduction worth splitting over threads
 MIN_REDUCE_EXTENT = 64
 #: with at least this many outputs, one thread per output already fills the GPU
@@ -64,8 +66,16 @@ def _threads(reduce_total, limits) -> int | None:
     return threads
 
 
-def cross_thread_reduction(sch, block, info, limits) -> None:
-    """The schedule of the module docstring applied to ``block``."""
+def reduce_thread_choices(limits) -> list:
+    """The thread counts a cross-thread reduction may take (the CUDA space samples
+    one): the warp multiples of :data:`REDUCE_THREAD_CHOICES` the limits allow."""
+    cap = limits.max_threads_per_block
+    return [t for t in REDUCE_THREAD_CHOICES if t <= cap and t % limits.warp_size == 0]
+
+
+def cross_thread_reduction(sch, block, info, limits, threads=None) -> None:
+    """The schedule of the module docstring applied to ``block`` (``threads`` per
+    block: the default's choice when None)."""
     _check_reducer(sch, block, info)
     outer, inner = spatial_first(sch, block, info)
     if not outer:
@@ -75,7 +85,7 @@ def cross_thread_reduction(sch, block, info, limits) -> None:
     reduce_total = 1
     for iv in info.reduce:
         reduce_total *= info.extent_of(iv)
-    threads = _threads(reduce_total, limits)
+    threads = threads or _threads(reduce_total, limits)
     if threads is None:
         raise ScheduleError(f"block {info.name!r}: the target allows no warp of threads")
     r = sch.fuse(*inner) if len(inner) > 1 else inner[0]
