@@ -178,7 +178,9 @@ CASES = [
 
 
 @needs_nvcc
-@pytest.mark.parametrize("rows, cols, threads, dtype, op", CASES)
+@pytest.mark.parametrize(
+    "rows, cols, threads, dtype, op", [*CASES, (4, 256, 64, "bfloat16", "sum")]
+)
 def test_cuda_allreduce_builds_without_spills(rows, cols, threads, dtype, op):
     lib = tilelang.build(rowsum(rows, cols, threads, dtype, op), "cuda -arch=sm_90")
     source = lib.get_source()

@@ -13,7 +13,7 @@ within each warp by ``__shfl_down_sync`` (halving offsets 16..1; lanes past the 
 thread of a partial warp take no part), then, for more than one warp, lane 0 of each
 warp leaves its value in a 32-entry shared array, warp 0 combines those the same way
 and every thread reads the result back; a closing barrier lets the next reduction reuse
-the array. Values narrower than 32 bits are shuffled as ``int``.
+the array. Values narrower than 32 bits are shuffled as the bits of a word.
 """
 
 from __future__ import annotations
@@ -22,10 +22,15 @@ from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir.comm_reducer import CommReducer
 
-HELPER = r"""template <typename T>
+HELPER = r"""// a value narrower than 32 bits (int8, bool, half...) moves as the bits of a word
+template <typename T>
 static __device__ __forceinline__ T tl_shfl_down(unsigned mask, T value, int offset) {
   if constexpr (sizeof(T) < 4) {
-    return (T)__shfl_down_sync(mask, (int)value, offset, 32);
+    unsigned bits = 0;
+    memcpy(&bits, &value, sizeof(T));
+    bits = __shfl_down_sync(mask, bits, offset, 32);
+    memcpy(&value, &bits, sizeof(T));
+    return value;
   } else {
     return __shfl_down_sync(mask, value, offset, 32);
   }
@@ -33,7 +38,11 @@ static __device__ __forceinline__ T tl_shfl_down(unsigned mask, T value, int off
 template <typename T>
 static __device__ __forceinline__ T tl_shfl(unsigned mask, T value, int lane) {
   if constexpr (sizeof(T) < 4) {
-    return (T)__shfl_sync(mask, (int)value, lane, 32);
+    unsigned bits = 0;
+    memcpy(&bits, &value, sizeof(T));
+    bits = __shfl_sync(mask, bits, lane, 32);
+    memcpy(&value, &bits, sizeof(T));
+    return value;
   } else {
     return __shfl_sync(mask, value, lane, 32);
   }

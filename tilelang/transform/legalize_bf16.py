@@ -37,6 +37,7 @@ from tilelang.ir import bfloat16
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Buffer
+from tilelang.ir.comm_reducer import CommReducer
 from tilelang.ir.dtype import DataType
 from tilelang.ir.function import IRModule, PrimFunc
 from tilelang.ir.functor import StmtExprMutator, post_order_visit
@@ -143,6 +144,8 @@ class _Legalizer(StmtExprMutator):
         return op if value is op.value else E.Cast(op.dtype, value)
 
     def visit_call(self, op: E.Call):
+        if op.op == "tvm_thread_allreduce":
+            return self._allreduce(op)
         if (
             self.keep_storage
             and op.op == "reinterpret"
@@ -173,6 +176,30 @@ class _Legalizer(StmtExprMutator):
     def visit_buffer_load(self, op: E.BufferLoad):
         new = self.generic_visit(op)
         return self._load(new) if op.buffer.dtype.element_of().is_bfloat16() else new
+
+    def visit_attr_stmt(self, op: S.AttrStmt):
+        """A cross-thread reduction's reducer over bfloat16 combines in float32,
+        rounded after each combination, as the reduction it stands for did."""
+        new = self.generic_visit(op)
+        reducer = op.node
+        if op.attr_key != "reduce_scope" or not isinstance(reducer, CommReducer):
+            return new
+        if not any(v.dtype.element_of().is_bfloat16() for v in reducer.lhs):
+            return new
+        lhs = tuple(self.visit_var_def(v) for v in reducer.lhs)
+        rhs = tuple(self.visit_var_def(v) for v in reducer.rhs)
+        result = tuple(self.visit(r) for r in reducer.result)
+        identity = tuple(self.visit(v) for v in reducer.identity_element)
+        return attrs.evolve(new, node=CommReducer(lhs, rhs, result, identity))
+
+    def _allreduce(self, op: E.Call):
+        """``tvm_thread_allreduce``: its values legalised, its destinations (buffer
+        elements the result is stored into) left as they are."""
+        count = op.args[0].value if isinstance(op.args[0], E.IntImm) else 0
+        args = list(op.args)
+        for i in range(1, 1 + count):
+            args[i] = self.visit(args[i])
+        return attrs.evolve(op, args=tuple(args))
 
     # -- statements
     def visit_buffer_store(self, op: S.BufferStore):
