@@ -191,6 +191,27 @@ def test_reductions_are_cross_thread_with_warp_shuffles(rows, cols, threads):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+def test_default_kernels_compute_on_the_threaded_host_emulation(tmp_path):
+    """The kernels whose threads cooperate — the shared-memory matmul tiling (barriers)
+    and softmax / layernorm (warp-shuffle allreduces) — as printed, compiled by the host
+    C++ compiler with each thread of a block a host thread, against NumPy."""
+    from tilelang.testing.cuda_emulation import HostProgram, host_compiler
+
+    if host_compiler() is None:
+        pytest.skip("needs a host C++ compiler")
+    for name in ("matmul", "softmax", "layernorm"):
+        workload = WORKLOADS[name]()
+        lib = tilelang.build(tilelang.parse(workload.tir), target=TARGET)
+        folder = tmp_path / name
+        folder.mkdir()
+        program = HostProgram(lib, folder)
+        assert program.threaded
+        args = workload.arguments()
+        out = np.zeros_like(args[-1])
+        program.run(workload.name, [*args[:-1], out])
+        np.testing.assert_allclose(out, workload.reference(*args[:-1]), rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("name", ["matmul", "softmax", "layernorm"])
 def test_trace_golden(golden, name):
     sch = default_gpu_schedule(tilelang.parse(WORKLOADS[name]().tir), TARGET)

@@ -5,9 +5,10 @@ into TVM's lowered form (in-thread partial, ``tvm_thread_allreduce`` under a
 ``reduce_scope`` reducer, write-back by thread 0): checked against reviewed golden
 text and for the blocks' structure; refusals are BuildErrors naming the block. The
 CUDA build is checked with nvcc and ``ptxas -v`` for several thread counts (a partial
-warp, one warp, several, 1024) and types; its numbers need a GPU (marked ``gpu``);
-without one, the same schedules are computed on the C backend, which runs the thread
-loop in turn.
+warp, one warp, several, 1024) and types, and its text computed by the threaded host
+emulation (each thread of a block a host thread; tilelang.testing.cuda_emulation)
+against NumPy; the runs on a GPU are marked ``gpu``. The CPU backends compute the
+schedule before lowering, running the thread loop in turn.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import tilelang
 from tilelang.errors import BuildError
 from tilelang.ir import stmt as S
 from tilelang.ir.functor import post_order_visit
+from tilelang.testing.cuda_emulation import HostProgram, host_compiler
 from tilelang.transform.lower_cross_thread_reduction import lower_cross_thread_reduction
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
@@ -196,6 +198,36 @@ def test_cuda_allreduce_builds_without_spills(rows, cols, threads, dtype, op):
 
 
 @needs_nvcc
+def case_arrays(rows, cols, dtype, op, seed=0):
+    rng = np.random.default_rng(seed)
+    if dtype in ("int8", "int32"):
+        a = rng.integers(-100, 100, (rows, cols)).astype(dtype)
+    else:
+        a = (rng.random((rows, cols)) + 0.5).astype(dtype)
+    want = {"sum": np.sum, "max": np.max, "min": np.min}[op](a.astype("float64"), axis=1)
+    return a, np.zeros(rows, dtype), want
+
+
+@pytest.mark.skipif(host_compiler() is None, reason="needs a host C++ compiler")
+def test_cuda_allreduce_computes_on_the_threaded_host_emulation(tmp_path):
+    """The generated kernels, compiled by the host C++ compiler with each thread of a
+    block a host thread (barriers, per-warp shuffles: tilelang.testing.cuda_emulation),
+    against NumPy: partial warps, predicated splits, several warps, 1024 threads."""
+    cases = [c for c in CASES if c[3] != "float16"]  # no host half type
+    funcs = {
+        f"case{i}": rowsum(rows, cols, threads, dtype, op)["main"].with_attr(
+            "global_symbol", f"case{i}"
+        )
+        for i, (rows, cols, threads, dtype, op) in enumerate(cases)
+    }
+    program = HostProgram(tilelang.build(tilelang.IRModule(funcs), "cuda"), tmp_path)
+    assert program.threaded
+    for i, (rows, cols, _, dtype, op) in enumerate(cases):
+        a, b, want = case_arrays(rows, cols, dtype, op)
+        program.run(f"case{i}", [a, b])
+        np.testing.assert_allclose(b.astype("float64"), want, rtol=1e-5, err_msg=str(cases[i]))
+
+
 def test_an_allreduce_needs_the_whole_thread_block():
     """Threads along threadIdx.y would each run their own allreduce through one shared
     array: a BuildError, not a kernel that computes garbage."""
@@ -218,12 +250,6 @@ def main(A: T.Buffer((4, 2, 64), "float32"), B: T.Buffer((4, 2), "float32")):
 @pytest.mark.gpu
 @pytest.mark.parametrize("rows, cols, threads, dtype, op", CASES)
 def test_cuda_allreduce_on_the_gpu(rows, cols, threads, dtype, op):
-    rng = np.random.default_rng(0)
-    if dtype in ("int8", "int32"):
-        a = rng.integers(-100, 100, (rows, cols)).astype(dtype)
-    else:
-        a = (rng.random((rows, cols)) + 0.5).astype(dtype)
-    want = {"sum": np.sum, "max": np.max, "min": np.min}[op](a.astype("float64"), axis=1)
-    b = np.zeros(rows, dtype)
+    a, b, want = case_arrays(rows, cols, dtype, op)
     tilelang.build(rowsum(rows, cols, threads, dtype, op), "cuda")["main"](a, b)
     np.testing.assert_allclose(b.astype("float64"), want, rtol=2e-3 if dtype == "float16" else 1e-5)

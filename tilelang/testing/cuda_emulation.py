@@ -9,6 +9,17 @@ semantics tests need: the arithmetic text nvcc would compile is compiled and run
 ``-fsanitize=undefined`` so that any undefined behaviour the text still has (a signed
 overflow, a shift of a negative value) stops the run instead of passing by luck.
 
+Kernels whose threads cooperate (``__shared__`` arrays, ``__syncthreads()``, warp
+shuffles: a cross-thread reduction's allreduce) run *threaded* (:data:`_THREADED`):
+the thread blocks one after another, the threads of a block each a host thread.
+``__shared__`` is a ``static`` array (one block runs at a time), ``__syncthreads()``
+a ``std::barrier`` of the block, ``__syncwarp()`` one of the warp (the threads of a
+partial warp), and ``__shfl_sync`` / ``__shfl_down_sync`` exchange values through
+per-warp slots between two warp barriers, with CUDA's rule that a source lane past
+``width`` gives the lane its own value. Every lane of a warp must take part in each
+shuffle, as the backend's helpers do. Tensor-core fragments and inline PTX are not
+emulated.
+
 Vectorised accesses move words (``uint2``, ``float4``...), defined here as plain
 structs whose lanes the kernels read through element pointers, as nvcc allows (so the
 host build is ``-fno-strict-aliasing``). ``__nv_bfloat16`` (``cuda_bf16.h``) is a host
@@ -31,6 +42,7 @@ from tilelang.ir import expr as E
 
 _PRELUDE = r"""
 #include <stdint.h>
+#include <string.h>
 struct tl_dim3 { unsigned int x, y, z; };
 static tl_dim3 threadIdx, blockIdx;
 #define __global__
@@ -67,6 +79,78 @@ static inline __nv_bfloat16 __float2bfloat16_rn(float f) {
 }
 """
 
+_THREADED = r"""
+#include <barrier>
+#include <memory>
+#include <thread>
+#include <vector>
+#undef __syncthreads
+#define __shared__ static
+#define __syncthreads() tl_block->arrive_and_wait()
+static thread_local tl_dim3 tl_thread_index, tl_block_index;
+#define threadIdx tl_thread_index
+#define blockIdx tl_block_index
+static tl_dim3 blockDim;
+static std::barrier<>* tl_block;
+static std::barrier<>* tl_warps[32];
+static unsigned char tl_slots[32][32][8];
+static inline int tl_linear_thread() {
+  return (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
+static inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  (void)mask;
+  tl_warps[tl_linear_thread() / 32]->arrive_and_wait();
+}
+template <typename T>
+static T tl_exchange(T value, int from) {
+  static_assert(sizeof(T) <= 8, "a shuffle moves at most 8 bytes");
+  int warp = tl_linear_thread() / 32, lane = tl_linear_thread() % 32;
+  memcpy(tl_slots[warp][lane], &value, sizeof(T));
+  __syncwarp();
+  memcpy(&value, tl_slots[warp][from], sizeof(T));
+  __syncwarp();
+  return value;
+}
+template <typename T>
+static T __shfl_down_sync(unsigned, T value, int offset, int width = 32) {
+  int lane = tl_linear_thread() % 32;
+  return tl_exchange(value, lane % width + offset < width ? lane + offset : lane);
+}
+template <typename T>
+static T __shfl_sync(unsigned, T value, int from, int width = 32) {
+  int lane = tl_linear_thread() % 32;
+  return tl_exchange(value, lane - lane % width + from % width);
+}
+// the threads of one block, each a host thread, with the block's barriers
+template <typename F>
+static void tl_run_block(unsigned bx, unsigned by, unsigned bz, tl_dim3 block, F kernel) {
+  blockDim = block;
+  int count = (int)(block.x * block.y * block.z);
+  std::barrier<> all(count);
+  tl_block = &all;
+  std::vector<std::unique_ptr<std::barrier<>>> warps;
+  for (int w = 0; w * 32 < count; ++w) {
+    warps.push_back(std::make_unique<std::barrier<>>(count - 32 * w < 32 ? count - 32 * w : 32));
+    tl_warps[w] = warps.back().get();
+  }
+  std::vector<std::thread> threads;
+  for (unsigned tz = 0; tz < block.z; ++tz)
+    for (unsigned ty = 0; ty < block.y; ++ty)
+      for (unsigned tx = 0; tx < block.x; ++tx)
+        threads.emplace_back([=] {
+          tl_block_index = {bx, by, bz};
+          tl_thread_index = {tx, ty, tz};
+          kernel();
+        });
+  for (auto& t : threads) t.join();
+}
+"""
+
+#: words of kernels whose threads cooperate: they run threaded
+COOPERATIVE = ("__shared__", "__syncthreads", "__shfl", "tl_block_allreduce")
+#: words of what the host cannot emulate
+UNSUPPORTED = ("cuda_fp16.h", "mma.h", "asm volatile", "asm(")
+
 SANITIZE = ["-fsanitize=undefined", "-fno-sanitize-recover=all"]
 
 
@@ -86,16 +170,21 @@ class HostProgram:
     def __init__(self, cuda_module, folder, flags=("-O2",)):
         backend = getattr(cuda_module, "backend_module", cuda_module)
         source = backend.get_source()
-        if any(word in source for word in ("__shared__", "cuda_fp16.h")):
-            raise ValueError("the host emulation runs kernels without shared memory or half")
+        if any(word in source for word in UNSUPPORTED):
+            raise ValueError(
+                "the host emulation runs no half-precision, tensor-core or inline-PTX kernels"
+            )
+        #: whether the threads of a block run as host threads (see the module docstring)
+        self.threaded = any(word in source for word in COOPERATIVE)
         self.folder = Path(folder)
         self.functions = backend.functions
         cpp = self.folder / "kernels.cpp"
         source = source.replace("#include <cuda_bf16.h>", _BF16)
-        cpp.write_text(_PRELUDE + source + _main(backend.functions))
+        prelude = _PRELUDE + (_THREADED if self.threaded else "")
+        cpp.write_text(prelude + source + _main(backend.functions, self.threaded))
         self.executable = self.folder / "kernels"
-        command = [host_compiler(), "-std=c++17", *flags, "-fno-strict-aliasing", *SANITIZE,
-                   "-o", str(self.executable)]  # fmt: skip
+        command = [host_compiler(), "-std=c++20", "-pthread", *flags, "-fno-strict-aliasing",
+                   *SANITIZE, "-o", str(self.executable)]  # fmt: skip
         subprocess.run([*command, str(cpp)], check=True, capture_output=True, text=True)
 
     def run(self, name: str, arrays: list) -> None:
@@ -104,8 +193,9 @@ class HostProgram:
         for index, array in enumerate(arrays):
             np.ascontiguousarray(array).tofile(self.folder / f"arg{index}.bin")
         done = subprocess.run(
-            [str(self.executable), name, str(self.folder)], capture_output=True, text=True
-        )
+            [str(self.executable), name, str(self.folder)], capture_output=True, text=True,
+            timeout=600,  # a barrier not every thread reaches would hang
+        )  # fmt: skip
         if done.returncode != 0:
             raise HostRunError(f"{name} failed on the host: {done.stderr.strip()}")
         for index, array in enumerate(arrays):
@@ -114,9 +204,10 @@ class HostProgram:
             )
 
 
-def _main(functions) -> str:
+def _main(functions, threaded: bool = False) -> str:
     """A ``main(name, folder)`` that loads the arrays, runs ``name``'s kernels over
-    their grids and writes the arrays back."""
+    their grids (each block's threads as host threads when ``threaded``) and writes
+    the arrays back."""
     lines = [
         "#include <stdio.h>",
         "#include <stdlib.h>",
@@ -144,9 +235,22 @@ def _main(functions) -> str:
         lines.append(f'  if (strcmp(argv[1], "{name}") == 0) {{')
         lines.append(f"    char* a[{count}]; long n[{count}];")
         lines.append(f"    for (int i = 0; i < {count}; ++i) a[i] = tl_load(argv[2], i, &n[i]);")
+        workspaces = {}  # id(data var) -> the C name of a zeroed host allocation
+        for w, space in enumerate(function.device.workspaces):
+            elements = 1
+            for extent in space.extents:
+                if not isinstance(extent, E.IntImm):
+                    raise ValueError("the host emulation needs constant workspace sizes")
+                elements *= extent.value
+            c_type = _C_TYPES[str(space.dtype.element_of())]
+            workspaces[id(space.var)] = f"(({c_type}*)w{w})"
+            lines.append(f"    char* w{w} = (char*)calloc({elements}, sizeof({c_type}));")
         for kernel in function.device.kernels:
             arguments = []
             for var in kernel.params:
+                if id(var) in workspaces:
+                    arguments.append(workspaces[id(var)])
+                    continue
                 if id(var) not in position:
                     raise ValueError(f"kernel parameter {var.name} is not a buffer of {name}")
                 index, dtype = position[id(var)]
@@ -156,13 +260,19 @@ def _main(functions) -> str:
                 if not isinstance(extent, E.IntImm):
                     raise ValueError("the host emulation needs a constant grid")
                 grid.append(extent.value)
-            loops = zip(("bz", "by", "bx", "tz", "ty", "tx"), (*grid[::-1], *kernel.block[::-1]))
-            for variable, extent in loops:
+            names = ("bz", "by", "bx") if threaded else ("bz", "by", "bx", "tz", "ty", "tx")
+            for variable, extent in zip(names, (*grid[::-1], *kernel.block[::-1])):
                 lines.append(
                     f"    for (unsigned {variable} = 0; {variable} < {extent}u; ++{variable})"
                 )
-            lines.append("    { tl_set_index(bx, by, bz, tx, ty, tz);")
-            lines.append(f"      {kernel.name}({', '.join(arguments)}); }}")
+            call = f"{kernel.name}({', '.join(arguments)});"
+            if threaded:
+                x, y, z = kernel.block
+                lines.append(
+                    f"      tl_run_block(bx, by, bz, tl_dim3{{{x}, {y}, {z}}}, [&] {{ {call} }});"
+                )
+            else:
+                lines.append(f"    {{ tl_set_index(bx, by, bz, tx, ty, tz); {call} }}")
         lines.append(f"    for (int i = 0; i < {count}; ++i) tl_store(argv[2], i, a[i], n[i]);")
         lines.append("    return 0;")
         lines.append("  }")
