@@ -109,3 +109,30 @@ def test_memory_bound_reductions_use_the_cross_thread_allreduce():
         mod, _ = MODULES[f"{name} 4096x1024 default"]
         source = tilelang.build(mod, "cuda -arch=sm_90").get_source()
         assert source.count("tl_block_allreduce<256>(") == 2, name
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("label", [k for k in MODULES if " 4096 " not in k])
+def test_benchmark_kernel_computes_on_the_gpu(label):
+    """The same kernels on the device against NumPy (the 4096^3 GEMMs are left to the
+    benchmark, which checks a sample of rows)."""
+    import numpy as np
+
+    mod, auto = MODULES[label]
+    lib = tilelang.build(mod, "cuda", auto_schedule=auto)
+    (name,) = list(lib.backend_module.source.functions)
+    if label.startswith(("sgemm", "hgemm")):
+        n = int(label.split()[1])
+        dtype = "float32" if label.startswith("sgemm") else "float16"
+        rng = np.random.default_rng(0)
+        a, b = (rng.standard_normal((n, n)).astype(dtype) for _ in range(2))
+        out = np.zeros((n, n), "float32")
+        lib[name](a, b, out)
+        want = a.astype("float32") @ b.astype("float32")
+        np.testing.assert_allclose(out, want, rtol=1e-3, atol=1e-2)
+        return
+    workload = {w.name: w for w, _ in bench_cuda.memory_workloads(4096, 1024)}[name]
+    args = workload.arguments()
+    out = np.zeros_like(args[-1])
+    lib[name](*args[:-1], out)
+    np.testing.assert_allclose(out, workload.reference(*args[:-1]), rtol=1e-3, atol=1e-4)
