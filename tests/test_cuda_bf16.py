@@ -7,7 +7,8 @@ operators), nvcc builds with no warning and ``ptxas -v`` (no spills, registers w
 the launch bounds) on sm_80/sm_90, the PTX's ``ldmatrix``/``mma`` instructions; the
 generated kernels compiled by the host C++ compiler (tilelang.testing.cuda_emulation)
 against the python reference backend bit for bit; the tensorized bf16 IR on the
-reference backend against NumPy. The runs on a GPU are marked ``gpu``.
+reference backend, and the default tensor-core kernels on the threaded host
+emulation, against NumPy. The runs on a GPU are marked ``gpu``.
 """
 
 from __future__ import annotations
@@ -254,6 +255,24 @@ def test_default_bf16_matmul_builds_with_ldmatrix_and_mma_sync(arch):
     assert "cp.async.cg.shared.global" in ptx
     ((registers, stores, loads),) = report.values()
     assert (stores, loads) == (0, 0) and registers * kernel.threads <= REGISTERS_PER_SM
+
+
+@needs_cxx
+def test_bf16_mma_kernels_compute_on_the_threaded_host_emulation(tmp_path):
+    """The default sm_80 bf16 kernels as printed (ldmatrix, mma.sync, cp.async), each
+    thread of a block a host thread and the PTX helpers replaced by what the
+    instructions do, against NumPy."""
+    cases = [((64, 64, 64), False), ((64, 128, 32), True)]
+    funcs = {
+        f"case{i}": bgemm(*shape, b_trans=bt)["bgemm"].with_attr("global_symbol", f"case{i}")
+        for i, (shape, bt) in enumerate(cases)
+    }
+    program = HostProgram(tilelang.build(tilelang.IRModule(funcs), "cuda -arch=sm_80"), tmp_path)
+    for i, (shape, bt) in enumerate(cases):
+        a, b, want = bgemm_operands(*shape, b_trans=bt)
+        c = np.full(shape[:2], np.nan, "float32")
+        program.run(f"case{i}", [a, b, c])
+        np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-4)
 
 
 # ------------------------------------------------------------------ on a GPU

@@ -32,6 +32,7 @@ not (this is the host compiler).
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -39,123 +40,23 @@ from pathlib import Path
 import numpy as np
 
 from tilelang.ir import expr as E
-
-_PRELUDE = r"""
-#include <stdint.h>
-#include <string.h>
-struct tl_dim3 { unsigned int x, y, z; };
-static tl_dim3 threadIdx, blockIdx;
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(n)
-#define __syncthreads() do {} while (0)
-#define __popcll __builtin_popcountll
-#define __align__(n) alignas(n)
-struct alignas(8) uint2 { unsigned int x, y; };
-struct alignas(16) uint4 { unsigned int x, y, z, w; };
-struct alignas(8) int2 { int x, y; };
-struct alignas(16) int4 { int x, y, z, w; };
-struct alignas(8) float2 { float x, y; };
-struct alignas(16) float4 { float x, y, z, w; };
-static void tl_set_index(unsigned bx, unsigned by, unsigned bz,
-                             unsigned tx, unsigned ty, unsigned tz) {
-  blockIdx.x = bx; blockIdx.y = by; blockIdx.z = bz;
-  threadIdx.x = tx; threadIdx.y = ty; threadIdx.z = tz;
-}
-"""
-
-_BF16 = r"""
-#include <string.h>
-struct __nv_bfloat16 { uint16_t bits; };
-static inline float __bfloat162float(__nv_bfloat16 h) {
-  uint32_t word = (uint32_t)h.bits << 16; float f; memcpy(&f, &word, 4); return f;
-}
-static inline __nv_bfloat16 __float2bfloat16_rn(float f) {
-  uint32_t word; memcpy(&word, &f, 4); __nv_bfloat16 h;
-  if ((word & 0x7fffffffu) > 0x7f800000u) { h.bits = (uint16_t)((word >> 16) | 0x40u); return h; }
-  word += 0x7fffu + ((word >> 16) & 1u);
-  h.bits = (uint16_t)(word >> 16); return h;
-}
-"""
-
-_THREADED = r"""
-#include <barrier>
-#include <memory>
-#include <thread>
-#include <vector>
-#undef __syncthreads
-#define __shared__ static
-#define __syncthreads() tl_block->arrive_and_wait()
-static thread_local tl_dim3 tl_thread_index, tl_block_index;
-#define threadIdx tl_thread_index
-#define blockIdx tl_block_index
-static tl_dim3 blockDim;
-static std::barrier<>* tl_block;
-static std::barrier<>* tl_warps[32];
-static unsigned char tl_slots[32][32][8];
-static inline int tl_linear_thread() {
-  return (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
-}
-static inline void __syncwarp(unsigned mask = 0xffffffffu) {
-  (void)mask;
-  tl_warps[tl_linear_thread() / 32]->arrive_and_wait();
-}
-template <typename T>
-static T tl_exchange(T value, int from) {
-  static_assert(sizeof(T) <= 8, "a shuffle moves at most 8 bytes");
-  int warp = tl_linear_thread() / 32, lane = tl_linear_thread() % 32;
-  memcpy(tl_slots[warp][lane], &value, sizeof(T));
-  __syncwarp();
-  memcpy(&value, tl_slots[warp][from], sizeof(T));
-  __syncwarp();
-  return value;
-}
-template <typename T>
-static T __shfl_down_sync(unsigned, T value, int offset, int width = 32) {
-  int lane = tl_linear_thread() % 32;
-  return tl_exchange(value, lane % width + offset < width ? lane + offset : lane);
-}
-template <typename T>
-static T __shfl_sync(unsigned, T value, int from, int width = 32) {
-  int lane = tl_linear_thread() % 32;
-  return tl_exchange(value, lane - lane % width + from % width);
-}
-// the threads of one block, each a host thread, with the block's barriers
-template <typename F>
-static void tl_run_block(unsigned bx, unsigned by, unsigned bz, tl_dim3 block, F kernel) {
-  blockDim = block;
-  int count = (int)(block.x * block.y * block.z);
-  std::barrier<> all(count);
-  tl_block = &all;
-  std::vector<std::unique_ptr<std::barrier<>>> warps;
-  for (int w = 0; w * 32 < count; ++w) {
-    warps.push_back(std::make_unique<std::barrier<>>(count - 32 * w < 32 ? count - 32 * w : 32));
-    tl_warps[w] = warps.back().get();
-  }
-  std::vector<std::thread> threads;
-  for (unsigned tz = 0; tz < block.z; ++tz)
-    for (unsigned ty = 0; ty < block.y; ++ty)
-      for (unsigned tx = 0; tx < block.x; ++tx)
-        threads.emplace_back([=] {
-          tl_block_index = {bx, by, bz};
-          tl_thread_index = {tx, ty, tz};
-          kernel();
-        });
-  for (auto& t : threads) t.join();
-}
-"""
+from tilelang.testing.cuda_host_prelude import BF16 as _BF16
+from tilelang.testing.cuda_host_prelude import HALF as _HALF
+from tilelang.testing.cuda_host_prelude import PRELUDE as _PRELUDE
+from tilelang.testing.cuda_host_prelude import THREADED as _THREADED
+from tilelang.testing.cuda_host_prelude import host_helpers
 
 #: words of kernels whose threads cooperate: they run threaded
-COOPERATIVE = ("__shared__", "__syncthreads", "__shfl", "tl_block_allreduce")
-#: words of what the host cannot emulate
-UNSUPPORTED = ("cuda_fp16.h", "mma.h", "asm volatile", "asm(")
+COOPERATIVE = ("__shared__", "__syncthreads", "__shfl", "tl_block_allreduce", "tl_mma_")
+#: words of what the host cannot emulate (WMMA fragments)
+UNSUPPORTED = ("mma.h",)
 
 SANITIZE = ["-fsanitize=undefined", "-fno-sanitize-recover=all"]
 
 
 class HostRunError(RuntimeError):
-    """The emulated kernels failed (undefined behaviour found by the sanitizer)."""
+    """The emulated kernels failed (undefined behaviour found by the sanitizer), or
+    the host compiler refused their text."""
 
 
 def host_compiler() -> str | None:
@@ -171,21 +72,26 @@ class HostProgram:
         backend = getattr(cuda_module, "backend_module", cuda_module)
         source = backend.get_source()
         if any(word in source for word in UNSUPPORTED):
-            raise ValueError(
-                "the host emulation runs no half-precision, tensor-core or inline-PTX kernels"
-            )
+            raise ValueError("the host emulation runs no WMMA kernels")
         #: whether the threads of a block run as host threads (see the module docstring)
         self.threaded = any(word in source for word in COOPERATIVE)
         self.folder = Path(folder)
         self.functions = backend.functions
         cpp = self.folder / "kernels.cpp"
         source = source.replace("#include <cuda_bf16.h>", _BF16)
+        source = source.replace("#include <cuda_fp16.h>", _HALF)
+        if self.threaded:
+            source = host_helpers(source)
+        if re.search(r"\basm\b", source):
+            raise ValueError("the host emulation runs no inline PTX but the tensor-core helpers'")
         prelude = _PRELUDE + (_THREADED if self.threaded else "")
         cpp.write_text(prelude + source + _main(backend.functions, self.threaded))
         self.executable = self.folder / "kernels"
         command = [host_compiler(), "-std=c++20", "-pthread", *flags, "-fno-strict-aliasing",
                    *SANITIZE, "-o", str(self.executable)]  # fmt: skip
-        subprocess.run([*command, str(cpp)], check=True, capture_output=True, text=True)
+        done = subprocess.run([*command, str(cpp)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise HostRunError(f"the host compiler refused {cpp}:\n{done.stderr[-4000:]}")
 
     def run(self, name: str, arrays: list) -> None:
         """Runs PrimFunc ``name`` on ``arrays`` (its parameters' arrays, in order),
@@ -284,7 +190,7 @@ _C_TYPES = {
     "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
     "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
     "uint64": "uint64_t", "float32": "float", "float64": "double",
-    "bfloat16": "__nv_bfloat16",
+    "bfloat16": "__nv_bfloat16", "float16": "half",
 }  # fmt: skip
 
 __all__ = ["HostProgram", "HostRunError", "host_compiler"]
