@@ -107,6 +107,31 @@ def test_row_reductions_draw_their_thread_count_and_build():
     assert len(counts) > 1 and counts <= {32, 64, 128, 256, 512}
 
 
+def test_candidates_compute_on_the_threaded_host_emulation(tmp_path):
+    """Drawn candidates as printed (multi-level tiling with cooperative shared-memory
+    fetches, sampled thread counts of the allreduces), each thread of a block a host
+    thread (tilelang.testing.cuda_emulation), against NumPy."""
+    from tilelang.testing.cuda_emulation import HostProgram, host_compiler
+
+    if host_compiler() is None:
+        pytest.skip("needs a host C++ compiler")
+    funcs, expected = {}, {}
+    for workload in (W.matmul(64, 64, 32), W.softmax(8, 200)):
+        for i, sch in enumerate(draw(workload, 3)):
+            name = f"{workload.name}{i}"
+            funcs[name] = sch.mod[workload.name].with_attr("global_symbol", name)
+            expected[name] = workload
+    lib = tilelang.build(tilelang.IRModule(funcs), TARGET, auto_schedule=False)
+    program = HostProgram(lib, tmp_path)
+    for name, workload in expected.items():
+        args = workload.arguments()
+        out = np.zeros_like(args[-1])
+        program.run(name, [*args[:-1], out])
+        np.testing.assert_allclose(
+            out, workload.reference(*args[:-1]), rtol=1e-4, atol=1e-4, err_msg=name
+        )
+
+
 def test_candidates_respect_the_targets_limits():
     small = "cuda -arch=sm_80 -max_threads_per_block=128 -max_shared_memory_per_block=4096"
     for sch in draw(W.matmul(128, 128, 128), 4, target=small):
