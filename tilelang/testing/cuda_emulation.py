@@ -17,17 +17,9 @@ a ``std::barrier`` of the block, ``__syncwarp()`` one of the warp (the threads o
 partial warp), and ``__shfl_sync`` / ``__shfl_down_sync`` exchange values through
 per-warp slots between two warp barriers, with CUDA's rule that a source lane past
 ``width`` gives the lane its own value. Every lane of a warp must take part in each
-shuffle, as the backend's helpers do. Tensor-core fragments and inline PTX are not
-emulated.
-
-Vectorised accesses move words (``uint2``, ``float4``...), defined here as plain
-structs whose lanes the kernels read through element pointers, as nvcc allows (so the
-host build is ``-fno-strict-aliasing``). ``__nv_bfloat16`` (``cuda_bf16.h``) is a host
-struct of 16 bits with the two conversions the CUDA backend prints (:data:`_BF16`),
-written from their definitions: ``__bfloat162float`` is exact (the bits are a float32's
-top half) and ``__float2bfloat16_rn`` rounds to nearest, ties to even (NaN stays a quiet NaN). So a
-bfloat16 kernel's arithmetic, as printed, is compiled and run; CUDA's own header is
-not (this is the host compiler).
+shuffle, as the backend's helpers do. The tensor-core helpers (inline PTX) and
+``nvcuda::wmma`` get host stand-ins (:mod:`tilelang.testing.cuda_host_prelude`); any
+other inline PTX is refused with a ValueError.
 """
 
 from __future__ import annotations
@@ -44,12 +36,13 @@ from tilelang.testing.cuda_host_prelude import BF16 as _BF16
 from tilelang.testing.cuda_host_prelude import HALF as _HALF
 from tilelang.testing.cuda_host_prelude import PRELUDE as _PRELUDE
 from tilelang.testing.cuda_host_prelude import THREADED as _THREADED
+from tilelang.testing.cuda_host_prelude import WMMA as _WMMA
 from tilelang.testing.cuda_host_prelude import host_helpers
 
 #: words of kernels whose threads cooperate: they run threaded
-COOPERATIVE = ("__shared__", "__syncthreads", "__shfl", "tl_block_allreduce", "tl_mma_")
-#: words of what the host cannot emulate (WMMA fragments)
-UNSUPPORTED = ("mma.h",)
+COOPERATIVE = (
+    "__shared__", "__syncthreads", "__shfl", "tl_block_allreduce", "tl_mma_", "nvcuda::wmma"
+)  # fmt: skip
 
 SANITIZE = ["-fsanitize=undefined", "-fno-sanitize-recover=all"]
 
@@ -71,8 +64,6 @@ class HostProgram:
     def __init__(self, cuda_module, folder, flags=("-O2",)):
         backend = getattr(cuda_module, "backend_module", cuda_module)
         source = backend.get_source()
-        if any(word in source for word in UNSUPPORTED):
-            raise ValueError("the host emulation runs no WMMA kernels")
         #: whether the threads of a block run as host threads (see the module docstring)
         self.threaded = any(word in source for word in COOPERATIVE)
         self.folder = Path(folder)
@@ -81,7 +72,7 @@ class HostProgram:
         source = source.replace("#include <cuda_bf16.h>", _BF16)
         source = source.replace("#include <cuda_fp16.h>", _HALF)
         if self.threaded:
-            source = host_helpers(source)
+            source = host_helpers(source).replace("#include <mma.h>", _WMMA)
         if re.search(r"\basm\b", source):
             raise ValueError("the host emulation runs no inline PTX but the tensor-core helpers'")
         prelude = _PRELUDE + (_THREADED if self.threaded else "")

@@ -136,6 +136,70 @@ static inline float __half2float(half h) { return (float)h; }
 static inline bool __hisnan(half h) { return h != h; }
 """
 
+#: ``nvcuda::wmma`` on the host: the distribution of a fragment over the lanes is the
+#: implementation's (CUDA leaves it unspecified), so here every thread of the warp
+#: holds the whole tile; loads, stores and products are the whole tile's
+WMMA = r"""
+#include <type_traits>
+namespace nvcuda { namespace wmma {
+struct matrix_a {}; struct matrix_b {}; struct accumulator {};
+struct row_major {}; struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+template <typename Use, int M, int N, int K> struct tl_shape;
+template <int M, int N, int K> struct tl_shape<matrix_a, M, N, K> { enum { R = M, C = K }; };
+template <int M, int N, int K> struct tl_shape<matrix_b, M, N, K> { enum { R = K, C = N }; };
+template <int M, int N, int K> struct tl_shape<accumulator, M, N, K> { enum { R = M, C = N }; };
+template <typename Use, int M, int N, int K, typename T, typename Layout = void>
+struct fragment {
+  enum { R = tl_shape<Use, M, N, K>::R, C = tl_shape<Use, M, N, K>::C };
+  T x[R * C];  // row-major, the whole tile
+};
+template <typename Use, int M, int N, int K, typename T, typename L, typename V>
+static void fill_fragment(fragment<Use, M, N, K, T, L>& f, V value) {
+  for (int i = 0; i < f.R * f.C; ++i) f.x[i] = (T)value;
+}
+template <typename Use, int M, int N, int K, typename T, typename L>
+static void load_matrix_sync(fragment<Use, M, N, K, T, L>& f, const T* p, unsigned ldm) {
+  bool col = std::is_same<L, col_major>::value;
+  for (int i = 0; i < f.R; ++i)
+    for (int j = 0; j < f.C; ++j) f.x[i * f.C + j] = col ? p[j * ldm + i] : p[i * ldm + j];
+  __syncwarp();  // the warp-wide operation: every lane has read before any writes
+}
+template <int M, int N, int K, typename T, typename L>
+static void load_matrix_sync(fragment<accumulator, M, N, K, T, L>& f, const T* p, unsigned ldm,
+                             layout_t layout) {
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j)
+      f.x[i * N + j] = layout == mem_col_major ? p[j * ldm + i] : p[i * ldm + j];
+  __syncwarp();
+}
+template <int M, int N, int K, typename T, typename L>
+static void store_matrix_sync(T* p, const fragment<accumulator, M, N, K, T, L>& f,
+                              unsigned ldm, layout_t layout) {
+  __syncwarp();
+  if (tl_linear_thread() % 32 == 0)  // one lane writes the tile every lane holds
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j)
+        (layout == mem_col_major ? p[j * ldm + i] : p[i * ldm + j]) = f.x[i * N + j];
+  __syncwarp();
+}
+template <int M, int N, int K, typename D, typename H, typename LA, typename LB, typename C>
+static void mma_sync(fragment<accumulator, M, N, K, D, void>& d,
+                     const fragment<matrix_a, M, N, K, H, LA>& a,
+                     const fragment<matrix_b, M, N, K, H, LB>& b,
+                     const fragment<accumulator, M, N, K, C, void>& c) {
+  D out[M * N];
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      float sum = 0.0f;
+      for (int k = 0; k < K; ++k) sum += (float)a.x[i * K + k] * (float)b.x[k * N + j];
+      out[i * N + j] = (D)((float)c.x[i * N + j] + sum);
+    }
+  for (int i = 0; i < M * N; ++i) d.x[i] = out[i];
+}
+} }
+"""
+
 #: host definitions of the helpers whose CUDA bodies are inline PTX, by name
 TENSOR_CORES = {
     "tl_lane": r"""
