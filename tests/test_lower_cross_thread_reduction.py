@@ -172,6 +172,7 @@ CASES = [
     (8, 100, 32, "float32", "sum"),  # one warp, predicated
     (8, 100, 20, "float32", "max"),  # a partial warp
     (4, 1000, 96, "float64", "sum"),  # three warps, predicated
+    (4, 100, 48, "float32", "max"),  # a warp and a half
     (4, 1024, 256, "int32", "max"),
     (2, 4096, 1024, "float32", "sum"),  # the most threads a block has
     (4, 256, 64, "int8", "min"),  # shuffled as int
