@@ -184,9 +184,10 @@ def main(argv=None) -> int:
     if tuned:
         verdict = "meets" if max(tuned) >= 0.7 else "misses"
         print(f"tuned at 4096^3: {max(tuned):.0%} of cuBLAS ({verdict} the 70% bar)")
-    from bench_cuda_tensor_core import tensor_core_rows
+    from bench_cuda_tensor_core import bf16_rows, tensor_core_rows
 
     tensor_core_ok = tensor_core_rows(args, arch, _torch_timer)
+    tensor_core_ok &= bf16_rows(args, arch, _torch_timer)
     memory_ok = memory_bound_rows(args, arch)
     all_ok = all(ok for _, ok in summary.values())
     return 0 if all_ok and memory_ok and tensor_core_ok else 1
@@ -259,8 +260,8 @@ def _functional():
 def benchmark_modules(sizes=(1024, 4096), rows=4096, cols=1024) -> list:
     """``(label, module, auto_schedule)`` of every kernel this benchmark builds but the
     tuned one: SGEMM (the hand schedules, built as written, and the default rules), the
-    fp16 tensor-core GEMM (default rules; the rules' WMMA tiling is added per arch by
-    bench_cuda_tensor_core) and the memory-bound rows (default rules). The tests
+    fp16 and bf16 tensor-core GEMMs (default rules; the rules' WMMA tiling is added per
+    arch by bench_cuda_tensor_core) and the memory-bound rows (default rules). The tests
     compile each with nvcc and check ``ptxas -v`` (tests/test_cuda_bench_kernels.py)."""
     import cuda_matmul as schedules
     from bench_cuda_tensor_core import HGEMM
@@ -279,7 +280,9 @@ def benchmark_modules(sizes=(1024, 4096), rows=4096, cols=1024) -> list:
             found.append((f"sgemm {n} {label}", schedule(tir.Schedule(schedules.matmul(n))).mod,
                           False))  # fmt: skip
         found.append((f"sgemm {n} default", schedules.matmul(n), True))
-        found.append((f"hgemm {n} default", tilelang.parse(HGEMM.format(n=n)), True))
+        for dtype, name in (("float16", "hgemm"), ("bfloat16", "bf16 gemm")):
+            found.append((f"{name} {n} default", tilelang.parse(HGEMM.format(n=n, dtype=dtype)),
+                          True))  # fmt: skip
     for workload, _ in memory_workloads(rows, cols):
         found.append((f"{workload.name} {rows}x{cols} default", tilelang.parse(workload.tir), True))
     return found

@@ -3,8 +3,8 @@ times, compiled by nvcc and checked with ``ptxas -v`` without a GPU: no warning,
 spills, no stack frame, registers that fit the launch bounds (``__launch_bounds__``
 is the kernel's thread count: registers x threads within the 64K registers of an SM,
 at most 255 per thread) and static shared memory within 48 KiB. sm_90 (H100) for all
-of them; sm_80 (A100) for the tensor-core GEMM, and the rules' WMMA tiling that the
-benchmark times next to the default. Their numbers on a GPU are the ``gpu`` tests of
+of them; sm_80 (A100) for the fp16 and bf16 tensor-core GEMMs, and the rules' WMMA
+tiling that the benchmark times next to the default. Their numbers on a GPU are the ``gpu`` tests of
 test_cuda_rules.py, test_cuda_mma.py and test_lower_cross_thread_reduction.py and the
 benchmark's own checks."""
 
@@ -87,9 +87,10 @@ def test_benchmark_kernel_passes_ptxas_on_sm90(label):
     check_kernels(lib, "sm_90")
 
 
+@pytest.mark.parametrize("name", ["hgemm", "bf16 gemm"])
 @pytest.mark.parametrize("size", [1024, 4096])
-def test_tensor_core_gemm_kernels_pass_ptxas_on_sm80(size):
-    mod, _ = MODULES[f"hgemm {size} default"]
+def test_tensor_core_gemm_kernels_pass_ptxas_on_sm80(name, size):
+    mod, _ = MODULES[f"{name} {size} default"]
     lib = tilelang.build(mod, "cuda -arch=sm_80")
     assert "tl_mma_16x16x16" in lib.get_source()  # ldmatrix + mma.sync
     check_kernels(lib, "sm_80")
@@ -121,9 +122,11 @@ def test_benchmark_kernel_computes_on_the_gpu(label):
     mod, auto = MODULES[label]
     lib = tilelang.build(mod, "cuda", auto_schedule=auto)
     (name,) = list(lib.backend_module.source.functions)
-    if label.startswith(("sgemm", "hgemm")):
-        n = int(label.split()[1])
-        dtype = "float32" if label.startswith("sgemm") else "float16"
+    if label.startswith(("sgemm", "hgemm", "bf16 gemm")):
+        n = int(next(word for word in label.split() if word.isdigit()))
+        dtype = {"s": "float32", "h": "float16", "b": "bfloat16"}[label[0]]
+        if dtype == "bfloat16":
+            dtype = pytest.importorskip("ml_dtypes").bfloat16
         rng = np.random.default_rng(0)
         a, b = (rng.standard_normal((n, n)).astype(dtype) for _ in range(2))
         out = np.zeros((n, n), "float32")
