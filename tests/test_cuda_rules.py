@@ -169,10 +169,12 @@ def test_large_matmul_gets_the_shared_memory_tiling():
 
 
 @pytest.mark.parametrize("rows, cols, threads", [(64, 1024, 256), (4, 4096, 256), (8, 100, 64)])
-def test_reductions_are_cross_thread_with_warp_shuffles(rows, cols, threads):
-    """The row max and the row sum: the reduction loop bound to threadIdx.x, lowered
-    to an allreduce (warp shuffles, one exchange through shared memory); (8, 100): 64
-    threads, the split predicated (threads past the row add the identity)."""
+def test_softmax_is_one_row_kernel_with_warp_shuffle_reductions(rows, cols, threads):
+    """The row max and the row sum computed in the thread block of the row that reads
+    them (rules/gpu/rows.py): one kernel, the reduction loops bound to threadIdx.x and
+    lowered to allreduces (warp shuffles, one exchange through shared memory), the row
+    results in shared memory behind a barrier; (8, 100): 64 threads, the splits
+    predicated (threads past the row add the identity)."""
     from tilelang.backends.cuda import compile_cuda, nvcc_flags
 
     workload = W.softmax(rows, cols)
@@ -180,9 +182,13 @@ def test_reductions_are_cross_thread_with_warp_shuffles(rows, cols, threads):
     source = lib.get_source()
     assert source.count(f"tl_block_allreduce<{threads}>(") == 2  # the row max and the row sum
     assert "[](const float x, const float y) { return fmaxf(x, y); }" in source
-    assert source.count("== 0) {") >= 2  # one thread writes each row's result
-    blocks = [k.block for k in kernels_of(lib)]
-    assert blocks.count((threads, 1, 1)) >= 2
+    assert "__shared__ float mx[1];" in source and "__shared__ float sm[1];" in source
+    assert source.count("== 0) {") >= 2  # one thread stores each row result
+    (kernel,) = kernels_of(lib)
+    assert kernel.block == (threads, 1, 1) and [g.value for g in kernel.grid] == [rows, 1, 1]
+    body = source[source.index("softmax_kernel(") :]
+    # a barrier between each row result's store and its first read
+    assert body.index("mx[0] = ") < body.index("__syncthreads();") < body.index("- mx[0]")
     ptx = compile_cuda(source, nvcc_flags(Target(TARGET)), "ptx").data.decode()
     assert "shfl.sync.down.b32" in ptx and "bar.sync" in ptx
     for registers, stores, loads in ptxas_report(lib).values():
