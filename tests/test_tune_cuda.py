@@ -93,14 +93,16 @@ def test_matmul_candidates_build_with_nvcc_and_no_spills():
 
 def test_row_reductions_draw_their_thread_count_and_build():
     """softmax's row max and row sum over a sampled number of threads (a predicated
-    split when it does not divide the row), lowered to warp-shuffle allreduces."""
+    split when it does not divide the row), lowered to warp-shuffle allreduces, in the
+    thread blocks of the normalisation that reads them (one kernel)."""
     workload = W.softmax(8, 200)
     counts = set()
     for sch in draw(workload, 6):
         lib = tilelang.build(sch.mod, TARGET, auto_schedule=False)
         assert lib.backend_module.compile_log == ""
         found = re.findall(r"tl_block_allreduce<(\d+)>\(", lib.get_source())
-        assert len(found) == 2  # the row max and the row sum, each its own draw
+        assert len(found) == 2 and found[0] == found[1]  # the row max and the row sum
+        (kernel,) = lib.backend_module.source.functions["softmax"].kernels  # a row kernel
         counts |= {int(n) for n in found}
         got, want = run_on_c(sch.mod, workload)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

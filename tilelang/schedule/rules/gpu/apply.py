@@ -138,7 +138,7 @@ def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
     ]:
         if info.name not in Tree(sch.mod[func_name]).realizes:
             continue  # an epilogue fused into its producer's kernel
-        if _under_threads(sch, info.name, func_name):
+        if under_threads(sch, info.name, func_name):
             continue  # a row reduction scheduled with the row-wise block reading it
         epilogue = (fused[info.name], func_name) if info.name in fused else None
         rows = (row_producers(info, infos, limits), func_name)
@@ -169,7 +169,7 @@ class _BoundBlocks(StmtExprVisitor):
         self.generic_visit(node)
 
 
-def _under_threads(sch, name: str, func_name: str) -> bool:
+def under_threads(sch, name: str, func_name: str) -> bool:
     """Whether block ``name`` already sits under a loop bound to a thread axis (read
     from the IR: no traced lookup)."""
     visitor = _BoundBlocks()

@@ -49,8 +49,9 @@ def row_producers(info, infos, limits) -> list:
     return found[::-1]
 
 
-def fuse_rows(sch, block, info, producers, limits, func_name: str) -> None:
-    """The schedule of the module docstring for the consumer ``block``."""
+def fuse_rows(sch, block, info, producers, limits, func_name: str, threads=None) -> None:
+    """The schedule of the module docstring for the consumer ``block`` (``threads``
+    per block: the default's choice when None)."""
     rows = {len(p.spatial) for p in producers}
     if len(rows) != 1:
         raise ScheduleError(f"block {info.name!r}: its row reductions keep different rows")
@@ -64,7 +65,7 @@ def fuse_rows(sch, block, info, producers, limits, func_name: str) -> None:
         for iv in producer.reduce:
             total *= producer.extent_of(iv)
         totals.append(total)
-    threads = _threads(min(totals), limits)
+    threads = threads or _threads(min(totals), limits)
     if threads is None:
         raise ScheduleError(f"block {info.name!r}: the target allows no warp of threads")
     row = sch.fuse(*loops[:row_count]) if row_count > 1 else loops[0]
