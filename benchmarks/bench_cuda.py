@@ -184,9 +184,10 @@ def main(argv=None) -> int:
     if tuned:
         verdict = "meets" if max(tuned) >= 0.7 else "misses"
         print(f"tuned at 4096^3: {max(tuned):.0%} of cuBLAS ({verdict} the 70% bar)")
-    from bench_cuda_tensor_core import tensor_core_rows
+    from bench_cuda_tensor_core import bf16_rows, tensor_core_rows
 
     tensor_core_ok = tensor_core_rows(args, arch, _torch_timer)
+    tensor_core_ok &= bf16_rows(args, arch, _torch_timer)
     memory_ok = memory_bound_rows(args, arch)
     all_ok = all(ok for _, ok in summary.values())
     return 0 if all_ok and memory_ok and tensor_core_ok else 1
@@ -234,11 +235,63 @@ def _torch_timer(fn, number, repeat) -> float:
     return min(times)
 
 
+def memory_workloads(n, m) -> list:
+    """``(workload, PyTorch reference)`` of the memory-bound rows: window sum over
+    ``n * m`` elements, softmax and layernorm of ``n x m``."""
+    from tilelang.testing import default_workloads as W
+
+    window = W.Workload(
+        "window", WINDOW.format(n=n * m, n2=n * m + 2), "", ((n * m + 2,), (n * m,)),
+        lambda a: a[:-2] + a[1:-1] + a[2:], 0.0)  # fmt: skip
+    return [
+        (window, lambda t: t[0][:-2] + t[0][1:-1] + t[0][2:]),
+        (W.softmax(n, m), lambda t: _functional().softmax(t[0], dim=1)),
+        (W.layernorm(n, m), lambda t: _functional().layer_norm(t[0], (m,), t[1], t[2], eps=1e-5)),
+    ]
+
+
+def _functional():
+    """``torch.nn.functional``, imported only when a GPU row runs."""
+    import torch.nn.functional
+
+    return torch.nn.functional
+
+
+def benchmark_modules(sizes=(1024, 4096), rows=4096, cols=1024) -> list:
+    """``(label, module, auto_schedule)`` of every kernel this benchmark builds but the
+    tuned one: SGEMM (the hand schedules, built as written, and the default rules), the
+    fp16 and bf16 tensor-core GEMMs (default rules; the rules' WMMA tiling is added per
+    arch by bench_cuda_tensor_core) and the memory-bound rows (default rules). The tests
+    compile each with nvcc and check ``ptxas -v`` (tests/test_cuda_bench_kernels.py)."""
+    import cuda_matmul as schedules
+    from bench_cuda_tensor_core import HGEMM
+
+    import tilelang
+    from tilelang import tir
+
+    hand = {
+        "§6 blocking 8x8x8x8x4": lambda s: schedules.blocking(s, 8, 8, 8, 8, 4),
+        "tiled 128x128, k8 (hand)": lambda s: schedules.tiled_shared(s, 128, 16, 8),
+        "tiled 128x128, k16 (hand)": lambda s: schedules.tiled_shared(s, 128, 16, 16),
+    }
+    found = []
+    for n in sizes:
+        for label, schedule in hand.items():
+            found.append((f"sgemm {n} {label}", schedule(tir.Schedule(schedules.matmul(n))).mod,
+                          False))  # fmt: skip
+        found.append((f"sgemm {n} default", schedules.matmul(n), True))
+        for dtype, name in (("float16", "hgemm"), ("bfloat16", "bf16 gemm")):
+            found.append((f"{name} {n} default", tilelang.parse(HGEMM.format(n=n, dtype=dtype)),
+                          True))  # fmt: skip
+    for workload, _ in memory_workloads(rows, cols):
+        found.append((f"{workload.name} {rows}x{cols} default", tilelang.parse(workload.tir), True))
+    return found
+
+
 def memory_bound_rows(args, arch) -> bool:
     """Window sum, softmax and layernorm: the default GPU schedule next to PyTorch
     (GB/s of the bytes each must move at least). True when every result matches."""
     import tilelang
-    from tilelang.testing import default_workloads as W
 
     try:
         import torch
@@ -247,14 +300,7 @@ def memory_bound_rows(args, arch) -> bool:
             torch = None
     except Exception:
         torch = None
-    n, m = args.rows, args.cols
-    window = W.Workload(
-        "window", WINDOW.format(n=n * m, n2=n * m + 2), "", ((n * m + 2,), (n * m,)),
-        lambda a: a[:-2] + a[1:-1] + a[2:], 0.0)  # fmt: skip
-    rows = [(window, lambda t: t[0][:-2] + t[0][1:-1] + t[0][2:])]
-    rows.append((W.softmax(n, m), lambda t: torch.softmax(t[0], dim=1)))
-    rows.append((W.layernorm(n, m), lambda t: torch.nn.functional.layer_norm(
-        t[0], (m,), t[1], t[2], eps=1e-5)))  # fmt: skip
+    rows = memory_workloads(args.rows, args.cols)
     print(f"\n{'workload':<12}{'default ms':>11}{'GB/s':>8}{'PyTorch ms':>12}{'ratio':>8}")
     all_ok = True
     for workload, reference in rows:

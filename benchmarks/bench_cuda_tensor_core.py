@@ -7,7 +7,10 @@ output) on the same GPU.
 
     python benchmarks/bench_cuda.py          (prints these rows after the SGEMM ones)
 
-Each result is checked against the float32 product of the same float16 inputs.
+Each result is checked against the float32 product of the same float16 inputs. On
+sm_80 and later, bf16 rows follow (:func:`bf16_rows`): the default schedule of a
+bfloat16 matmul (``mma.sync...f32.bf16.bf16.f32``, float32 out) next to cuBLAS's
+bfloat16 GEMM through PyTorch.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import numpy as np
 
 HGEMM = """
 @T.prim_func
-def hgemm(A: T.Buffer(({n}, {n}), "float16"), B: T.Buffer(({n}, {n}), "float16"),
+def hgemm(A: T.Buffer(({n}, {n}), "{dtype}"), B: T.Buffer(({n}, {n}), "{dtype}"),
           C: T.Buffer(({n}, {n}), "float32")):
     T.func_attr({{"global_symbol": "hgemm", "tir.noalias": True}})
     for i, j, k in T.grid({n}, {n}, {n}):
@@ -69,7 +72,7 @@ def tensor_core_rows(args, arch, torch_timer) -> bool:
         b = rng.standard_normal((n, n)).astype("float16")
         flops = 2.0 * n**3
         target = f"cuda -arch={arch}"
-        mod = tilelang.parse(HGEMM.format(n=n))
+        mod = tilelang.parse(HGEMM.format(n=n, dtype="float16"))
         libs = [("default (rules", tilelang.build(mod, target=target))]
         wmma = _wmma_module(mod, target)
         if wmma is not None and _label(libs[0][1].get_source()) != "WMMA":
@@ -118,3 +121,44 @@ def _measure(lib, arrays, a, b, n, rng, args):
     rows = rng.choice(n, 16, replace=False)  # a sample: the full product is slow on the host
     want = a[rows].astype("float32") @ b.astype("float32")
     return np.allclose(out[rows], want, rtol=1e-3, atol=1e-2 * np.sqrt(n / 1024)), seconds
+
+
+def bf16_rows(args, arch, torch_timer) -> bool:
+    """The bfloat16 GEMM rows (sm_80+): the default schedule's time, TFLOP/s and its
+    ratio to cuBLAS's bfloat16 GEMM (PyTorch); True when every result matches. The
+    operands reach tilelang as host ``ml_dtypes.bfloat16`` arrays, copied to the device
+    once before timing (PyTorch's bfloat16 tensors have no ``__cuda_array_interface__``)."""
+    import ml_dtypes
+
+    import tilelang
+
+    if int(arch[3:5]) < 80:
+        return True
+    try:
+        import torch
+
+        torch = torch if torch.cuda.is_available() else None
+    except Exception:
+        torch = None
+    print(f"\n{'size':>6}  {'bf16 GEMM (fp32 accumulate)':<30}{'ms':>9}{'TFLOP/s':>9}"
+          f"{'vs cuBLAS':>11}")  # fmt: skip
+    rng, all_ok = np.random.default_rng(0), True
+    for n in args.sizes:
+        a = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
+        b = rng.standard_normal((n, n)).astype(ml_dtypes.bfloat16)
+        flops, theirs = 2.0 * n**3, None
+        if torch is not None:
+            da = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16).cuda()
+            db = torch.from_numpy(b.view(np.int16)).view(torch.bfloat16).cuda()
+            theirs = torch_timer(lambda da=da, db=db: torch.mm(da, db), args.number, args.repeat)
+            print(f"{n:>6}  {'cuBLAS bf16 GEMM (PyTorch)':<30}{theirs * 1e3:>9.3f}"
+                  f"{flops / theirs / 1e12:>9.1f}{'1.00':>11}")  # fmt: skip
+        mod = tilelang.parse(HGEMM.format(n=n, dtype="bfloat16"))
+        lib = tilelang.build(mod, target=f"cuda -arch={arch}")
+        ok, seconds = _measure(lib, (a, b, np.zeros((n, n), "float32")), a, b, n, rng, args)
+        all_ok &= ok
+        ratio = f"{theirs / seconds:.2f}" if theirs else "-"
+        print(f"{n:>6}  {'default (rules ' + _label(lib.get_source()) + ')':<30}"
+              f"{seconds * 1e3:>9.3f}{flops / seconds / 1e12:>9.1f}{ratio:>11}"
+              f"{'' if ok else '  WRONG RESULT'}")  # fmt: skip
+    return all_ok

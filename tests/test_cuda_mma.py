@@ -7,7 +7,8 @@ the CUDA helpers use against PTX's fragment layouts (each 16x16 tile covered onc
 there; the C helper computes the same table, run on the host); the tensorized IR on
 the reference backend against NumPy; nvcc's build with no warning, the PTX's
 ``ldmatrix``/``mma.sync``/``cp.async`` instructions and ``ptxas -v`` (no spills,
-registers within the launch bounds). The runs on a GPU are marked ``gpu``.
+registers within the launch bounds); the default kernels as printed, run by the
+threaded host emulation against NumPy. The runs on a GPU are marked ``gpu``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from tilelang.backends.cuda import mma
 import tilelang
 from tilelang.schedule.rules.gpu import default_gpu_schedule
 from tilelang.schedule.tensor_intrin import TensorIntrin
+from tilelang.testing.cuda_emulation import HostProgram, host_compiler
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 TARGET = "cuda -arch=sm_80"
@@ -283,6 +285,40 @@ def test_the_cuda_space_samples_both_fragment_families_on_sm80():
     families = {"mma" if '"mma_f16f16f32"' in t else "wmma" for t in traces}
     assert families == {"mma", "wmma"}
     assert all(re.search(r'"(w?mma_)', t) for t in traces)
+
+
+# ----------------------------------------------------- threaded host emulation
+
+EMULATED = [
+    ((64, 64, 64), False, "float32"),
+    ((128, 64, 48), False, "float32"),  # k loop of 3 steps: past the two-stage pipeline
+    ((64, 64, 16), False, "float32"),  # one step: shorter than the pipeline
+    ((64, 128, 64), True, "float32"),  # B[j, k]
+    ((64, 64, 32), False, "float16"),  # half accumulators
+]
+
+
+@pytest.mark.skipif(host_compiler() is None, reason="needs a host C++ compiler")
+def test_mma_kernels_compute_on_the_threaded_host_emulation(tmp_path):
+    """The default sm_80 kernels as printed — cp.async double buffering, barriers,
+    ldmatrix, mma.sync — compiled by the host C++ compiler, each thread of a block a
+    host thread, the PTX helpers replaced by what the instructions do
+    (tilelang.testing.cuda_host_prelude), against NumPy."""
+    funcs = {
+        f"case{i}": hgemm(*shape, out=out, b_trans=bt)["hgemm"].with_attr(
+            "global_symbol", f"case{i}"
+        )
+        for i, (shape, bt, out) in enumerate(EMULATED)
+    }
+    lib = tilelang.build(tilelang.IRModule(funcs), TARGET)
+    assert lib.get_source().count("tl_ldmatrix_x4(") >= len(EMULATED)
+    program = HostProgram(lib, tmp_path)
+    for i, (shape, bt, out) in enumerate(EMULATED):
+        a, b, want = operands(*shape, b_trans=bt)
+        c = np.full(shape[:2], np.nan, out)
+        program.run(f"case{i}", [a, b, c])
+        tol = (1e-5, 1e-4) if out == "float32" else (1e-2, 5e-2)
+        np.testing.assert_allclose(c.astype("float32"), want, rtol=tol[0], atol=tol[1])
 
 
 # ------------------------------------------------------------ on a GPU

@@ -168,18 +168,57 @@ def test_large_matmul_gets_the_shared_memory_tiling():
     assert (stores, loads) == (0, 0) and registers * 256 <= REGISTERS_PER_SM
 
 
-@pytest.mark.parametrize("rows, cols", [(64, 1024), (4, 4096)])
-def test_reductions_are_cross_thread_through_shared_memory(rows, cols):
-    """(4, 4096): 64 threads and 64 steps each; the thread loop is the partials' own."""
+@pytest.mark.parametrize("rows, cols, threads", [(64, 1024, 256), (4, 4096, 256), (8, 100, 64)])
+def test_softmax_is_one_row_kernel_with_warp_shuffle_reductions(rows, cols, threads):
+    """The row max and the row sum computed in the thread block of the row that reads
+    them (rules/gpu/rows.py): one kernel, the reduction loops bound to threadIdx.x and
+    lowered to allreduces (warp shuffles, one exchange through shared memory), the row
+    results in shared memory behind a barrier; (8, 100): 64 threads, the splits
+    predicated (threads past the row add the identity)."""
+    from tilelang.backends.cuda import compile_cuda, nvcc_flags
+
     workload = W.softmax(rows, cols)
     lib = tilelang.build(tilelang.parse(workload.tir), target=TARGET)
     source = lib.get_source()
-    assert source.count("__shared__") == 2  # the row max and the row sum
-    assert "__syncthreads();" in source
-    blocks = [k.block for k in kernels_of(lib)]
-    assert (256, 1, 1) in blocks
+    assert source.count(f"tl_block_allreduce<{threads}>(") == 2  # the row max and the row sum
+    assert "[](const float x, const float y) { return fmaxf(x, y); }" in source
+    assert "__shared__ float mx[1];" in source and "__shared__ float sm[1];" in source
+    assert source.count("== 0) {") >= 2  # one thread stores each row result
+    (kernel,) = kernels_of(lib)
+    assert kernel.block == (threads, 1, 1) and [g.value for g in kernel.grid] == [rows, 1, 1]
+    body = source[source.index("softmax_kernel(") :]
+    # a barrier between each row result's store and its first read
+    assert body.index("mx[0] = ") < body.index("__syncthreads();") < body.index("- mx[0]")
+    ptx = compile_cuda(source, nvcc_flags(Target(TARGET)), "ptx").data.decode()
+    assert "shfl.sync.down.b32" in ptx and "bar.sync" in ptx
+    for registers, stores, loads in ptxas_report(lib).values():
+        assert (stores, loads) == (0, 0) and registers * threads <= REGISTERS_PER_SM
     got, want = run_on_c(default_gpu_schedule(tilelang.parse(workload.tir), TARGET).mod, workload)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_default_kernels_compute_on_the_threaded_host_emulation(tmp_path):
+    """Every workload's default kernels as printed — shared-memory tiling with its
+    barriers, warp-shuffle allreduces, vectorised moves — compiled by the host C++
+    compiler with each thread of a block a host thread, against NumPy."""
+    from tilelang.testing.cuda_emulation import HostProgram, host_compiler
+
+    if host_compiler() is None:
+        pytest.skip("needs a host C++ compiler")
+    workloads = {name: make() for name, make in WORKLOADS.items()}
+    funcs = {}
+    for name, workload in workloads.items():
+        func = tilelang.parse(workload.tir)[workload.name]
+        funcs[name] = func.with_attr("global_symbol", name)
+    program = HostProgram(tilelang.build(tilelang.IRModule(funcs), target=TARGET), tmp_path)
+    assert program.threaded
+    for name, workload in workloads.items():
+        args = workload.arguments()
+        out = np.zeros_like(args[-1])
+        program.run(name, [*args[:-1], out])
+        np.testing.assert_allclose(
+            out, workload.reference(*args[:-1]), rtol=1e-4, atol=1e-4, err_msg=name
+        )
 
 
 @pytest.mark.parametrize("name", ["matmul", "softmax", "layernorm"])
@@ -229,7 +268,7 @@ def test_tilec_applies_the_gpu_rules(tmp_path):
     out = tmp_path / "trace.py"
     assert main([str(path), "--target", TARGET, "--emit", "trace", "-o", str(out)]) == 0
     trace = out.read_text()
-    assert "sch.rfactor(" in trace and 'thread_axis="threadIdx.x"' in trace
+    assert 'thread_axis="threadIdx.x"' in trace and 'thread_axis="blockIdx.x"' in trace
     cu = tmp_path / "softmax.cu"
     assert main([str(path), "--emit", "cuda", "-o", str(cu)]) == 0
     assert "__global__" in cu.read_text()

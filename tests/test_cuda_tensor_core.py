@@ -366,6 +366,33 @@ def test_the_cuda_space_samples_tensor_core_tilings():
 # ------------------------------------------------------------ on a GPU
 
 
+@pytest.mark.skipif(shutil.which("c++") is None and shutil.which("g++") is None,
+                    reason="needs a host C++ compiler")  # fmt: skip
+def test_wmma_kernels_compute_on_the_threaded_host_emulation(tmp_path):
+    """The default sm_75 WMMA kernels as printed (fragments, barriers, the shared
+    panels double-buffered), each thread of a block a host thread and nvcuda::wmma a
+    host stand-in whose lanes each hold the whole tile, against NumPy."""
+    from tilelang.testing.cuda_emulation import HostProgram
+
+    cases = [((64, 64, 64), False, "float32"), ((128, 64, 48), False, "float32"),
+             ((64, 128, 64), True, "float32"), ((64, 64, 32), False, "float16")]  # fmt: skip
+    funcs = {
+        f"case{i}": hgemm(*shape, out=out, b_trans=bt)["hgemm"].with_attr(
+            "global_symbol", f"case{i}"
+        )
+        for i, (shape, bt, out) in enumerate(cases)
+    }
+    lib = tilelang.build(tilelang.IRModule(funcs), WMMA_TARGET)
+    assert "nvcuda::wmma::mma_sync" in lib.get_source()
+    program = HostProgram(lib, tmp_path)
+    for i, (shape, bt, out) in enumerate(cases):
+        a, b, want = operands(*shape, b_trans=bt)
+        c = np.full(shape[:2], np.nan, out)
+        program.run(f"case{i}", [a, b, c])
+        tol = (1e-5, 1e-4) if out == "float32" else (1e-2, 5e-2)
+        np.testing.assert_allclose(c.astype("float32"), want, rtol=tol[0], atol=tol[1])
+
+
 @pytest.mark.gpu
 def test_tensor_core_matmul_on_the_gpu():
     cases = [

@@ -1,7 +1,8 @@
 """bind of a reduction loop: allowed to threadIdx.x/y/z (a cross-thread reduction, as
 TVM allows), refused to blockIdx and for parallel. The CPU backends run the bound
-loop serially and compute the reduction as written; the CUDA backend, which has no
-cross-thread reduction lowering, refuses it with a BuildError."""
+loop serially and compute the reduction as written; the CUDA backend lowers a
+reduction over threadIdx.x to an allreduce (tests/test_lower_cross_thread_reduction.py)
+and refuses other thread axes with a BuildError."""
 
 from __future__ import annotations
 
@@ -48,9 +49,20 @@ def test_cpu_backends_compute_the_reduction(target):
     np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
 
 
-def test_cuda_build_refuses_a_cross_thread_reduction():
+def test_cuda_build_lowers_a_cross_thread_reduction():
     sch, _ = _bound()
-    with pytest.raises(BuildError, match="block 'B' reduces over a loop bound to threadIdx"):
+    sch.bind(sch.get_loops("B")[0], "blockIdx.x")
+    source = tilelang.build(sch.mod, target="cuda").get_source()
+    assert "tl_block_allreduce<32>(" in source
+
+
+def test_cuda_build_refuses_a_reduction_over_another_thread_axis():
+    sch = tilelang.Schedule(tilelang.parse(ROWSUM))
+    i, k = sch.get_loops("B")
+    sch.bind(i, "blockIdx.x")
+    sch.bind(k, "threadIdx.y")
+    with pytest.raises(BuildError, match="block 'B' reduces across threads, but only a "
+                       "reduction over one loop bound to threadIdx.x is lowered"):  # fmt: skip
         tilelang.build(sch.mod, target="cuda")
 
 

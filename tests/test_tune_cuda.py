@@ -91,6 +91,49 @@ def test_matmul_candidates_build_with_nvcc_and_no_spills():
         assert registers * kernel.threads <= 65536
 
 
+def test_row_reductions_draw_their_thread_count_and_build():
+    """softmax's row max and row sum over a sampled number of threads (a predicated
+    split when it does not divide the row), lowered to warp-shuffle allreduces, in the
+    thread blocks of the normalisation that reads them (one kernel)."""
+    workload = W.softmax(8, 200)
+    counts = set()
+    for sch in draw(workload, 6):
+        lib = tilelang.build(sch.mod, TARGET, auto_schedule=False)
+        assert lib.backend_module.compile_log == ""
+        found = re.findall(r"tl_block_allreduce<(\d+)>\(", lib.get_source())
+        assert len(found) == 2 and found[0] == found[1]  # the row max and the row sum
+        (kernel,) = lib.backend_module.source.functions["softmax"].kernels  # a row kernel
+        counts |= {int(n) for n in found}
+        got, want = run_on_c(sch.mod, workload)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert len(counts) > 1 and counts <= {32, 64, 128, 256, 512}
+
+
+def test_candidates_compute_on_the_threaded_host_emulation(tmp_path):
+    """Drawn candidates as printed (multi-level tiling with cooperative shared-memory
+    fetches, sampled thread counts of the allreduces), each thread of a block a host
+    thread (tilelang.testing.cuda_emulation), against NumPy."""
+    from tilelang.testing.cuda_emulation import HostProgram, host_compiler
+
+    if host_compiler() is None:
+        pytest.skip("needs a host C++ compiler")
+    funcs, expected = {}, {}
+    for workload in (W.matmul(64, 64, 32), W.softmax(8, 200)):
+        for i, sch in enumerate(draw(workload, 3)):
+            name = f"{workload.name}{i}"
+            funcs[name] = sch.mod[workload.name].with_attr("global_symbol", name)
+            expected[name] = workload
+    lib = tilelang.build(tilelang.IRModule(funcs), TARGET, auto_schedule=False)
+    program = HostProgram(lib, tmp_path)
+    for name, workload in expected.items():
+        args = workload.arguments()
+        out = np.zeros_like(args[-1])
+        program.run(name, [*args[:-1], out])
+        np.testing.assert_allclose(
+            out, workload.reference(*args[:-1]), rtol=1e-4, atol=1e-4, err_msg=name
+        )
+
+
 def test_candidates_respect_the_targets_limits():
     small = "cuda -arch=sm_80 -max_threads_per_block=128 -max_shared_memory_per_block=4096"
     for sch in draw(W.matmul(128, 128, 128), 4, target=small):

@@ -12,7 +12,10 @@ barrier that :mod:`tilelang.transform.thread_sync` inserts. A kernel reads::
       ...
 
 ``float16`` is CUDA's ``half`` (``cuda_fp16.h`` is included only when used); math on
-it is computed in float (``__float2half(expf(__half2float(x)))``).
+it is computed in float (``__float2half(expf(__half2float(x)))``). ``bfloat16`` is
+stored as ``__nv_bfloat16`` (``cuda_bf16.h``) and computed in float32, rounded after
+each operation (:func:`tilelang.transform.legalize_bf16.legalize_bf16` with
+``keep_storage``): conversions print as ``__bfloat162float`` / ``__float2bfloat16_rn``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from tilelang.backends.c.codegen_c import _helper
 from tilelang.backends.c.literals import c_comment, c_float_literal, half_value
 from tilelang.backends.c.names import ScopedNames, sanitize
 from tilelang.backends.cuda import async_copy, mma
+from tilelang.backends.cuda.allreduce import HELPER as ALLREDUCE_HELPER
+from tilelang.backends.cuda.allreduce import print_allreduce
 from tilelang.backends.cuda.split import DeviceFunction, Kernel, split_host_device
 from tilelang.backends.cuda.vectorize import VectorPrinter, vector_buffers
 from tilelang.backends.cuda.wmma import fragment_declaration, print_fragment_call
@@ -37,8 +42,10 @@ from tilelang.analysis.fragments import (
 from tilelang.errors import BuildError
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
+from tilelang.ir.comm_reducer import CommReducer
 from tilelang.ir.function import PrimFunc
 from tilelang.runtime.args import written_data_vars
+from tilelang.transform.legalize_bf16 import legalize_bf16_module
 from tilelang.transform.thread_sync import SYNC_OP, insert_thread_sync
 from tilelang.transform.verify_lowered import verify_lowered
 
@@ -58,7 +65,7 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
     loops print through vector types where they can (:mod:`.vectorize`); signed integer
     arithmetic wraps explicitly (nvcc has no ``-fwrapv``, :mod:`.wrapping`)."""
 
-    type_names = {**CLikePrinter.type_names, "float16": "half"}
+    type_names = {**CLikePrinter.type_names, "float16": "half", "bfloat16": "__nv_bfloat16"}
     popcount_builtin = "__popcll"
     restrict_keyword = "__restrict__"
     parallel_pragma = None  # a parallel loop inside a kernel runs serially per thread
@@ -78,6 +85,7 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
     def __init__(self, names: ScopedNames):
         super().__init__(names)
         self.uses_half = False
+        self.uses_bf16 = False
         self.uses_wmma = False
         self.shared_bytes = 0
         self.fragments: dict = {}  # id(data var) -> wmma.Fragment (set per kernel)
@@ -90,10 +98,15 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
         self.vector_buffers: set = set()  # ids of data vars accessed as vectors (per kernel)
         self.async_copy = False  # the arch has cp.async (set by generate_cuda)
         self.async_groups = False  # a pipeline's explicit cp.async groups (per kernel)
+        self.thread_loops: dict = {}  # id(loop var) -> (thread axis, extent or None)
+        self.reducer = None  # the CommReducer of the enclosing "reduce_scope"
+        self.uses_allreduce = False
+        self.kernel_block = (1, 1, 1)  # the kernel's thread counts (set by print_kernel)
 
     def type_name(self, dtype) -> str:
         name = super().type_name(dtype)
         self.uses_half |= name == "half"
+        self.uses_bf16 |= name == "__nv_bfloat16"
         return name
 
     # ------------------------------------------------------------- statements
@@ -104,6 +117,9 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
         super().visit_for(op)
 
     def visit_evaluate(self, op: S.Evaluate) -> None:
+        if isinstance(op.value, E.Call) and op.value.op == "tvm_thread_allreduce":
+            self.emit(print_allreduce(self, op.value, self.reducer, self.kernel_block))
+            return
         if isinstance(op.value, E.Call) and op.value.op == SYNC_OP:
             if self.async_groups and self.lines and self.lines[-1].strip() == f"{self.barrier};":
                 return  # a pipeline's wait just ended with this barrier
@@ -112,6 +128,11 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
         super().visit_evaluate(op)
 
     def visit_attr_stmt(self, op: S.AttrStmt) -> None:
+        if op.attr_key == "reduce_scope" and isinstance(op.node, CommReducer):
+            outer, self.reducer = self.reducer, op.node
+            self.visit(op.body)
+            self.reducer = outer
+            return
         if not async_copy.print_async_attr(self, op):
             super().visit_attr_stmt(op)
 
@@ -121,6 +142,8 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
 
     def print_thread_binding(self, op: S.For) -> None:
         var = self.names.define(op.loop_var)
+        extent = op.extent.value if isinstance(op.extent, E.IntImm) else None
+        self.thread_loops[id(op.loop_var)] = (op.thread_binding, extent)
         kind = self.type_name(op.loop_var.dtype)
         index = f"({kind}){self.thread_index_names[op.thread_binding]}"
         if not (isinstance(op.min, E.IntImm) and op.min.value == 0):
@@ -208,6 +231,21 @@ class CUDAPrinter(VectorPrinter, WrappingIntegers, CLikePrinter):
             return f"__hisnan({self.expr(op.args[0])})"
         return super().visit_call(op)
 
+    def visit_cast(self, op: E.Cast) -> str:
+        source, target = op.value.dtype.element_of(), op.dtype.element_of()
+        if source.is_bfloat16() or target.is_bfloat16():
+            self.uses_bf16 = True
+            value = self.expr(op.value)
+            if source.is_bfloat16() and target.is_bfloat16():
+                return value
+            if source.is_bfloat16():  # exact; then on to the target type as C converts
+                value = f"__bfloat162float({value})"
+                return value if str(target) == "float32" else f"(({self.type_name(target)}){value})"
+            if str(source) != "float32":  # the legaliser casts to float32 first
+                value = f"((float){value})"
+            return f"__float2bfloat16_rn({value})"  # to nearest, ties to even
+        return super().visit_cast(op)
+
     def visit_float_imm(self, op: E.FloatImm) -> str:
         if op.dtype.bits == 16:
             self.uses_half = True
@@ -253,7 +291,10 @@ def generate_cuda(mod, target) -> CudaSource:
     if not funcs:
         raise BuildError("the module has no PrimFunc to compile")
     verify_lowered(mod, "cuda")
+    mod = legalize_bf16_module(mod, keep_storage=True)
+    funcs = [(name, f) for name, f in mod if isinstance(f, PrimFunc)]
     device_functions, bodies, helpers, uses_half, uses_wmma = {}, [], set(), False, False
+    uses_bf16 = uses_allreduce = False
     mma_helpers: set = set()
     has_async = async_copy.arch_has_async_copy(target)
     async_sizes: set = set()
@@ -274,6 +315,8 @@ def generate_cuda(mod, target) -> CudaSource:
             bodies.append(print_kernel(printer, func, kernel, device.workspaces))
             helpers |= printer.helpers
             uses_half |= printer.uses_half
+            uses_bf16 |= printer.uses_bf16
+            uses_allreduce |= printer.uses_allreduce
             needed = alignments.setdefault(name, {})
             for key, size in printer.aligned.items():
                 needed[key] = max(needed.get(key, 1), size)
@@ -282,11 +325,12 @@ def generate_cuda(mod, target) -> CudaSource:
             async_sizes |= printer.async_sizes
     parts = [
         c_comment(f"Generated by tilelang for target: {target}"),
-        _includes(uses_half, uses_wmma),
+        _includes(uses_half, uses_wmma, uses_bf16),
     ]
     helper_text = [_device_helper(h) for h in sorted(helpers)]
     helper_text += [async_copy.helper(size) for size in sorted(async_sizes)]
     helper_text += mma.helpers(mma_helpers)
+    helper_text += [ALLREDUCE_HELPER] if uses_allreduce else []
     uses_half |= bool(mma_helpers)
     if helper_text:
         parts.append("\n\n".join(helper_text))
@@ -294,8 +338,9 @@ def generate_cuda(mod, target) -> CudaSource:
     return CudaSource("\n\n".join(parts) + "\n", device_functions, alignments)
 
 
-def _includes(uses_half: bool, uses_wmma: bool = False) -> str:
+def _includes(uses_half: bool, uses_wmma: bool = False, uses_bf16: bool = False) -> str:
     headers = ["cuda_fp16.h"] if uses_half else []
+    headers += ["cuda_bf16.h"] if uses_bf16 else []
     headers += ["mma.h"] if uses_wmma else []
     headers += ["math.h", "stdint.h"]
     return "\n".join(f"#include <{h}>" for h in headers)
@@ -336,6 +381,7 @@ def print_kernel(printer: CUDAPrinter, func: PrimFunc, kernel: Kernel, workspace
         f'extern "C" __global__ void __launch_bounds__({kernel.threads}) {kernel.name}({params})'
     )
     printer.enter(header)
+    printer.kernel_block = tuple(kernel.block)
     printer.fragments = collect_fragments(kernel.body)
     printer.vector_buffers = vector_buffers(kernel.body) | mma.matrix_sources(kernel.body)
     printer.async_groups = async_copy.kernel_has_async_groups(kernel.body, printer.async_copy)

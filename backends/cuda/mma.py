@@ -104,11 +104,16 @@ def print_call(printer, op: E.Call, scopes: dict) -> str:
         return f"tl_mma_fill({regs(args[0], args[4])}, {printer.expr(args[5])})"
     if op.op == "tvm_mma_sync":
         d, a, b, c = (regs(args[i], args[i + 1]) for i in (0, 2, 4, 6))
-        dtype = printer.fragment_dtypes[id(args[0])]
-        if str(dtype) not in ("float32", "float16"):
-            raise BuildError(f"mma.sync accumulates in float32 or float16, not {dtype}")
-        printer.mma_helpers.add(f"mma_{dtype}")
-        return f"tl_mma_16x16x16_{'f32' if str(dtype) == 'float32' else 'f16'}({d}, {a}, {b}, {c})"
+        dtype = str(printer.fragment_dtypes[id(args[0])])
+        inputs = {str(printer.fragment_dtypes[id(args[i])]) for i in (2, 4)}
+        helper = _MMA_HELPERS.get((inputs.pop() if len(inputs) == 1 else None, dtype))
+        if helper is None:
+            raise BuildError(
+                f"mma.sync multiplies float16 into float32 or float16, or bfloat16 into "
+                f"float32; not {' and '.join(sorted(inputs))} into {dtype}"
+            )
+        printer.mma_helpers.add(helper)
+        return f"tl_{helper}({d}, {a}, {b}, {c})"
     layout = args[7]
     if not isinstance(layout, E.StringImm) or layout.value not in LAYOUTS:
         raise BuildError(f"a fragment's memory layout is one of {LAYOUTS}")
@@ -181,10 +186,13 @@ static __device__ __forceinline__ void tl_mma_store(int kind, const F* regs, M* 
 
 
 def _ldmatrix(trans: bool) -> str:
+    # 16-bit elements moved as bits: one helper for half and __nv_bfloat16
     suffix, mode = ("_trans", ".trans") if trans else ("", "")
     return (
-        f"static __device__ __forceinline__ void tl_ldmatrix_x4{suffix}(half* regs, "
-        "const half* row) {\n"
+        "template <typename H>\n"
+        f"static __device__ __forceinline__ void tl_ldmatrix_x4{suffix}(H* regs, "
+        "const H* row) {\n"
+        '  static_assert(sizeof(H) == 2, "ldmatrix moves 16-bit elements");\n'
         "  unsigned address = (unsigned)__cvta_generic_to_shared(row);\n"
         "  unsigned* r = reinterpret_cast<unsigned*>(regs);\n"
         f'  asm volatile("ldmatrix.sync.aligned.m8n8.x4{mode}.shared.b16 '
@@ -195,23 +203,23 @@ def _ldmatrix(trans: bool) -> str:
 
 
 _MMA_F32 = """// D = A B + C on a 16x16x16 tile: two m16n8k16 (B's and C's columns 0-7, then 8-15)
-static __device__ __forceinline__ void tl_mma_16x16x16_f32(float* d, const half* a,
-                                                           const half* b, const float* c) {
+static __device__ __forceinline__ void tl_{name}(float* d, const {half}* a,
+                                                 const {half}* b, const float* c) {{
   const unsigned* A = reinterpret_cast<const unsigned*>(a);
   const unsigned* B = reinterpret_cast<const unsigned*>(b);
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
+  for (int h = 0; h < 2; ++h) {{
     asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\\n"
+        "mma.sync.aligned.m16n8k16.row.col.f32.{ptx}.{ptx}.f32 {{%0, %1, %2, %3}}, "
+        "{{%4, %5, %6, %7}}, {{%8, %9}}, {{%10, %11, %12, %13}};\\n"
         : "=f"(d[4 * h]), "=f"(d[4 * h + 1]), "=f"(d[4 * h + 2]), "=f"(d[4 * h + 3])
         : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[2 * h]), "r"(B[2 * h + 1]),
           "f"(c[4 * h]), "f"(c[4 * h + 1]), "f"(c[4 * h + 2]), "f"(c[4 * h + 3]));
-  }
-}"""
+  }}
+}}"""
 
 _MMA_F16 = """// D = A B + C on a 16x16x16 tile, half accumulators: two m16n8k16
-static __device__ __forceinline__ void tl_mma_16x16x16_f16(half* d, const half* a,
+static __device__ __forceinline__ void tl_mma_16x16x16_f16_f16(half* d, const half* a,
                                                            const half* b, const half* c) {
   const unsigned* A = reinterpret_cast<const unsigned*>(a);
   const unsigned* B = reinterpret_cast<const unsigned*>(b);
@@ -240,11 +248,23 @@ def helpers(used: set) -> list[str]:
         parts.append(_FILL)
     if "ldmatrix" in used:
         parts += [_ldmatrix(False), _ldmatrix(True)]
-    if "mma_float32" in used:
-        parts.append(_MMA_F32)
-    if "mma_float16" in used:
+    if "mma_16x16x16_f16_f32" in used:
+        parts.append(_MMA_F32.format(name="mma_16x16x16_f16_f32", half="half", ptx="f16"))
+    if "mma_16x16x16_bf16_f32" in used:
+        parts.append(
+            _MMA_F32.format(name="mma_16x16x16_bf16_f32", half="__nv_bfloat16", ptx="bf16")
+        )
+    if "mma_16x16x16_f16_f16" in used:
         parts.append(_MMA_F16)
     return parts
+
+
+#: (input dtype, accumulator dtype) -> the helper (and the name it has with ``tl_``)
+_MMA_HELPERS = {
+    ("float16", "float32"): "mma_16x16x16_f16_f32",
+    ("bfloat16", "float32"): "mma_16x16x16_bf16_f32",
+    ("float16", "float16"): "mma_16x16x16_f16_f16",
+}
 
 
 __all__ = [

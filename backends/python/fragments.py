@@ -64,10 +64,19 @@ def store(frag, rows, cols, index, array, offset, stride, col_major):
     _memory(array, offset, rows, cols, stride, col_major)[...] = _tile(frag, rows, cols, index)
 
 
+def _operand(tile, acc):
+    """A fragment tile's values in the accumulator's type. A ``uint16`` tile holds
+    bfloat16 bits (LegalizeBF16 stores bfloat16 so; no tensor-core operand is a 16-bit
+    integer): the bits are a float32's top half."""
+    if tile.dtype == np.uint16:
+        return (tile.astype(np.uint32) << 16).view(np.float32).astype(acc)
+    return tile.astype(acc)
+
+
 def mma(m, n, k, d, di, a, ai, b, bi, c, ci):
     """``D = A . B + C``, products and sums in the accumulator's type."""
     acc = c.dtype
-    product = _tile(a, m, k, ai).astype(acc) @ _tile(b, k, n, bi).astype(acc)
+    product = _operand(_tile(a, m, k, ai), acc) @ _operand(_tile(b, k, n, bi), acc)
     _tile(d, m, n, di)[...] = product + _tile(c, m, n, ci)
 
 

@@ -1,7 +1,7 @@
 """CUDA tensor-core tensor intrinsics through ``ldmatrix`` and ``mma.sync`` (sm_80+).
 
 The same four warp-wide operations as :mod:`.cuda_wmma` on 16x16 tiles (fp16 inputs,
-fp32 or fp16 accumulation), but the fragments are the warp's own registers rather than
+fp32 or fp16 accumulation; bf16 inputs, fp32 accumulation), but the fragments are the warp's own registers rather than
 ``nvcuda::wmma`` objects: a buffer in scope ``m16n8k16.matrixA`` / ``matrixB`` /
 ``matrixC`` holds 16x16 tiles, each spread over the 32 lanes as eight values per lane
 in the register layout of PTX's ``mma.m16n8k16`` operands. The CUDA backend
@@ -32,20 +32,31 @@ def mma_fill(dtype: str = "float32") -> str:
     return cuda_wmma.wmma_fill(dtype=dtype, family="mma", name=f"mma_fill_16x16_{_OUT[dtype]}")
 
 
-def mma_ldmatrix(operand: str = "a", trans: bool = False, scope: str = "shared") -> str:
-    """``mma_ldmatrix_f16_{a|b}[_trans][_global]``: a 16x16 half tile of a row-major
-    ``scope`` buffer into an A or B fragment; ``trans`` (B only): B stored as ``B[j, k]``.
-    ``ldmatrix`` reads shared memory only: from ``global`` each lane reads its values."""
+def mma_ldmatrix(
+    operand: str = "a", trans: bool = False, scope: str = "shared", dtype: str = "float16"
+) -> str:
+    """``mma_ldmatrix_{f16|bf16}_{a|b}[_trans][_global]``: a 16x16 half (or bfloat16)
+    tile of a row-major ``scope`` buffer into an A or B fragment; ``trans`` (B only): B
+    stored as ``B[j, k]``. ``ldmatrix`` moves 16-bit elements whatever they mean, so
+    both types load alike; it reads shared memory only: from ``global`` each lane
+    reads its values."""
     suffix = "" if scope == "shared" else f"_{scope}"
-    name = f"mma_ldmatrix_f16_{operand}{'_trans' if trans else ''}{suffix}"
-    return cuda_wmma.wmma_load(operand=operand, scope=scope, trans=trans, family="mma", name=name)
+    short = cuda_wmma.IN_DTYPES[dtype]
+    name = f"mma_ldmatrix_{short}_{operand}{'_trans' if trans else ''}{suffix}"
+    return cuda_wmma.wmma_load(
+        operand=operand, scope=scope, trans=trans, family="mma", name=name, dtype=dtype
+    )
 
 
-def mma_sync(out_dtype: str = "float32", trans_b: bool = False) -> str:
-    """``mma_f16f16{f32|f16}[_trans_b]``: ``C[i, j] += A[i, k] * B[k, j]`` (``B[j, k]``
-    with ``trans_b``) on 16x16x16 tiles, products and sums in ``out_dtype``."""
-    name = f"mma_f16f16{_OUT[out_dtype]}{'_trans_b' if trans_b else ''}"
-    return cuda_wmma.wmma_sync(out_dtype=out_dtype, trans=trans_b, family="mma", name=name)
+def mma_sync(out_dtype: str = "float32", trans_b: bool = False, in_dtype: str = "float16") -> str:
+    """``mma_{f16f16|bf16bf16}{f32|f16}[_trans_b]``: ``C[i, j] += A[i, k] * B[k, j]``
+    (``B[j, k]`` with ``trans_b``) on 16x16x16 tiles of ``in_dtype`` inputs, products and
+    sums in ``out_dtype`` (float32 only for bfloat16: ``mma...f32.bf16.bf16.f32``)."""
+    short = cuda_wmma.IN_DTYPES[in_dtype]
+    name = f"mma_{short}{short}{_OUT[out_dtype]}{'_trans_b' if trans_b else ''}"
+    return cuda_wmma.wmma_sync(
+        out_dtype=out_dtype, trans=trans_b, family="mma", name=name, in_dtype=in_dtype
+    )
 
 
 def mma_store(dtype: str = "float32", scope: str = "global") -> str:
@@ -70,6 +81,11 @@ MMA_F16F16F16_TRANS_B_INTRIN = mma_sync("float16", trans_b=True)
 MMA_STORE_16x16_F32_GLOBAL_INTRIN = mma_store("float32", "global")
 MMA_STORE_16x16_F32_SHARED_INTRIN = mma_store("float32", "shared")
 MMA_STORE_16x16_F16_GLOBAL_INTRIN = mma_store("float16", "global")
+LDMATRIX_BF16_A_INTRIN = mma_ldmatrix("a", dtype="bfloat16")
+LDMATRIX_BF16_B_INTRIN = mma_ldmatrix("b", dtype="bfloat16")
+LDMATRIX_BF16_B_TRANS_INTRIN = mma_ldmatrix("b", trans=True, dtype="bfloat16")
+MMA_BF16BF16F32_INTRIN = mma_sync("float32", in_dtype="bfloat16")
+MMA_BF16BF16F32_TRANS_B_INTRIN = mma_sync("float32", trans_b=True, in_dtype="bfloat16")
 
 __all__ = [
     "mma_fill", "mma_ldmatrix", "mma_sync", "mma_store",
@@ -78,5 +94,6 @@ __all__ = [
     "LOAD_F16_B_GLOBAL_INTRIN", "MMA_F16F16F32_INTRIN",
     "MMA_F16F16F32_TRANS_B_INTRIN", "MMA_F16F16F16_INTRIN", "MMA_F16F16F16_TRANS_B_INTRIN",
     "MMA_STORE_16x16_F32_GLOBAL_INTRIN", "MMA_STORE_16x16_F32_SHARED_INTRIN",
-    "MMA_STORE_16x16_F16_GLOBAL_INTRIN",
+    "MMA_STORE_16x16_F16_GLOBAL_INTRIN", "LDMATRIX_BF16_A_INTRIN", "LDMATRIX_BF16_B_INTRIN",
+    "LDMATRIX_BF16_B_TRANS_INTRIN", "MMA_BF16BF16F32_INTRIN", "MMA_BF16BF16F32_TRANS_B_INTRIN",
 ]  # fmt: skip

@@ -35,6 +35,9 @@ from tilelang.intrinsics.common import register_text
 #: the fragment shapes WMMA offers for half inputs
 F16_SHAPES = ((16, 16, 16), (32, 8, 16), (8, 32, 16))
 OUT_DTYPES = {"float32": "f32", "float16": "f16"}
+#: input element types and their short names; bfloat16 only for the ``mma`` family
+#: (``mma.m16n8k16.f32.bf16.bf16.f32``: float32 accumulators only)
+IN_DTYPES = {"float16": "f16", "bfloat16": "bf16"}
 SCOPES = ("shared", "global")
 
 _INDEX = "{off} // {ld} // {rows} * ({ld} // {cols}) + {off} % {ld} // {cols}"
@@ -81,12 +84,17 @@ def _whole(buf, rows, cols) -> str:
     return f"{buf}[0:{rows}, 0:{cols}]"
 
 
-def _check(m, n, k, dtype="float16", family="wmma"):
+def _check(m, n, k, dtype="float16", family="wmma", out_dtype="float32"):
     if family not in FAMILY_SCOPES:
         raise ValueError(f"the fragment family is one of {tuple(FAMILY_SCOPES)}")
     if family == "mma" and (m, n, k) != MMA_SHAPE:
         raise ValueError(f"mma fragments are 16x16x16 tiles, not {m}x{n}x{k}")
-    if (m, n, k) not in F16_SHAPES or dtype != "float16":
+    if dtype == "bfloat16" and (family != "mma" or out_dtype != "float32"):
+        raise ValueError(
+            "bfloat16 inputs go through the mma family (ldmatrix + mma.sync m16n8k16) "
+            "with float32 accumulators"
+        )
+    if (m, n, k) not in F16_SHAPES or dtype not in IN_DTYPES:
         raise ValueError(
             f"WMMA has no {m}x{n}x{k} fragment for {dtype} inputs "
             f"(shapes: {', '.join('x'.join(map(str, s)) for s in F16_SHAPES)})"
@@ -127,32 +135,35 @@ def wmma_load(
     *,
     family: str = "wmma",
     name: str | None = None,
+    dtype: str = "float16",
 ) -> str:
     """The name of the intrinsic that loads a row-major tile of a ``scope`` buffer into
-    a ``matrix_a`` (``m x k``) or ``matrix_b`` (``k x n``) fragment of half values.
+    a ``matrix_a`` (``m x k``) or ``matrix_b`` (``k x n``) fragment of ``dtype`` (half,
+    or bfloat16 for the mma family) values.
     With ``trans`` (operand ``b`` only) the tile is ``n x k``, B stored transposed as
     ``B[j, k]`` (a linear layer's weight): the fragment is loaded column-major."""
-    _check(m, n, k, family=family)
+    _check(m, n, k, dtype, family=family)
     if operand not in ("a", "b") or scope not in SCOPES or (trans and operand != "b"):
         raise ValueError(
             f"wmma_load: operand is 'a' or 'b' (trans: 'b' only) and scope one of {SCOPES}"
         )
     rows, cols = (m, k) if operand == "a" else ((n, k) if trans else (k, n))
     layout = "col_major" if trans else "row_major"
-    name = name or f"wmma_load_{m}x{n}x{k}_f16_{operand}{'_trans' if trans else ''}_{scope}"
+    short = IN_DTYPES[dtype]
+    name = name or f"wmma_load_{m}x{n}x{k}_{short}_{operand}{'_trans' if trans else ''}_{scope}"
     frag_scope = FAMILY_SCOPES[family][0 if operand == "a" else 1]
     shape = (rows, cols)
     reads, writes = _whole("A", rows, cols), _whole("F", rows, cols)
     desc = _func(
         "wmma_load_desc", ["a", "f"],
-        [_buffer("A", "a", shape, "float16", scope), _buffer("F", "f", shape, "float16", frag_scope)],
+        [_buffer("A", "a", shape, dtype, scope), _buffer("F", "f", shape, dtype, frag_scope)],
         reads, writes, _grid(rows, cols, "load", "F[vi, vj] = A[vi, vj]", "A[vi, vj]", "F[vi, vj]"),
     )  # fmt: skip
     index = fragment_index("of", "ldf", rows, cols)
     impl = _func(
         "wmma_load_impl", ["a", "f"],
-        [_buffer("A", "a", shape, "float16", scope, "lda"),
-         _buffer("F", "f", shape, "float16", frag_scope, "ldf", "of")],
+        [_buffer("A", "a", shape, dtype, scope, "lda"),
+         _buffer("F", "f", shape, dtype, frag_scope, "ldf", "of")],
         reads, writes,
         f"        T.evaluate(T.tvm_load_matrix_sync(F.data, {m}, {n}, {k}, {index}, "
         f'A.access_ptr("r"), lda, "{layout}"))\n',
@@ -170,27 +181,32 @@ def wmma_sync(
     *,
     family: str = "wmma",
     name: str | None = None,
+    in_dtype: str = "float16",
 ) -> str:
-    """The name of the intrinsic ``C[i, j] += A[i, k] * B[k, j]`` on fragments (half
-    inputs, products and sums in ``out_dtype``); with ``trans``, ``B[j, k]`` (the
-    ``matrix_b`` fragments of ``wmma_load(..., trans=True)``)."""
-    _check(m, n, k, family=family)
+    """The name of the intrinsic ``C[i, j] += A[i, k] * B[k, j]`` on fragments
+    (``in_dtype`` inputs: half, or bfloat16 for the mma family; products and sums in
+    ``out_dtype``); with ``trans``, ``B[j, k]`` (the ``matrix_b`` fragments of
+    ``wmma_load(..., trans=True)``)."""
+    _check(m, n, k, in_dtype, family=family, out_dtype=out_dtype)
     fa, fb, fc = FAMILY_SCOPES[family]
-    name = name or f"wmma_sync_{m}x{n}x{k}_f16f16{OUT_DTYPES[out_dtype]}{'_trans' if trans else ''}"
+    short = IN_DTYPES[in_dtype]
+    name = name or (
+        f"wmma_sync_{m}x{n}x{k}_{short}{short}{OUT_DTYPES[out_dtype]}{'_trans' if trans else ''}"
+    )
     b_shape = (n, k) if trans else (k, n)
     b_index = "B[vj, vk]" if trans else "B[vk, vj]"
 
     def cast(x):
-        return x if out_dtype == "float16" else f'T.Cast("{out_dtype}", {x})'
+        return x if out_dtype == in_dtype else f'T.Cast("{out_dtype}", {x})'
 
     buffers = [
-        _buffer("A", "a", (m, k), "float16", fa, "lda", "oa"),
-        _buffer("B", "b", b_shape, "float16", fb, "ldb", "ob"),
+        _buffer("A", "a", (m, k), in_dtype, fa, "lda", "oa"),
+        _buffer("B", "b", b_shape, in_dtype, fb, "ldb", "ob"),
         _buffer("C", "c", (m, n), out_dtype, fc, "ldc", "oc"),
     ]
     plain = [_buffer(*args) for args in (
-        ("A", "a", (m, k), "float16", fa),
-        ("B", "b", b_shape, "float16", fb),
+        ("A", "a", (m, k), in_dtype, fa),
+        ("B", "b", b_shape, in_dtype, fb),
         ("C", "c", (m, n), out_dtype, fc),
     )]  # fmt: skip
     reads = f"{_whole('C', m, n)}, {_whole('A', m, k)}, {_whole('B', *b_shape)}"

@@ -108,8 +108,13 @@ def build(mod_or_func, target="llvm", auto_schedule: bool = True,
         bounds_check = True  # the reference checks what it can (a lowered module: no)
     if auto_schedule:
         mod, trace = apply_default_schedule(mod, target)
-    if target.kind in _THREADED_TARGETS:
-        _refuse_cross_thread_reductions(mod, target.kind)
+    if target.kind in _THREADED_TARGETS and not is_lowered(mod):
+        # reductions over threadIdx-bound loops: allreduce across the threads
+        from tilelang.transform.lower_cross_thread_reduction import (
+            lower_cross_thread_reduction_module,
+        )
+
+        mod = lower_cross_thread_reduction_module(mod)
     lowered = lower_module(mod, bounds_check)
     backend = get_backend(target.kind)
     # One check of docs/lowered_ir.md for every backend, so none meets IR it cannot
@@ -132,22 +137,6 @@ def build(mod_or_func, target="llvm", auto_schedule: bool = True,
 
 #: targets whose thread-bound loops run on real threads
 _THREADED_TARGETS = ("cuda",)
-
-
-def _refuse_cross_thread_reductions(mod, kind) -> None:
-    """A reduction over a threadIdx-bound loop needs TVM's cross-thread lowering,
-    which this backend lacks: a BuildError rather than a racy kernel."""
-    from tilelang.analysis.cross_thread import cross_thread_reductions
-
-    for name, func in mod.functions.items():
-        if not isinstance(func, PrimFunc):
-            continue
-        for block, iterator in cross_thread_reductions(func):
-            raise BuildError(
-                f"{name}: block {block!r} reduces over a loop bound to threadIdx (its "
-                f"reduction iterator {iterator}); the '{kind}' backend has no cross-thread "
-                "reduction lowering: bind a spatial loop, or rfactor the reduction first"
-            )
 
 
 __all__ = ["build", "lower_module", "is_lowered", "apply_default_schedule"]

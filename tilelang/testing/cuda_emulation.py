@@ -8,10 +8,23 @@ threads do not cooperate (no barriers, no shared memory), which is what the inte
 semantics tests need: the arithmetic text nvcc would compile is compiled and run, with
 ``-fsanitize=undefined`` so that any undefined behaviour the text still has (a signed
 overflow, a shift of a negative value) stops the run instead of passing by luck.
+
+Kernels whose threads cooperate (``__shared__`` arrays, ``__syncthreads()``, warp
+shuffles: a cross-thread reduction's allreduce) run *threaded* (:data:`_THREADED`):
+the thread blocks one after another, the threads of a block each a host thread.
+``__shared__`` is a ``static`` array (one block runs at a time), ``__syncthreads()``
+a ``std::barrier`` of the block, ``__syncwarp()`` one of the warp (the threads of a
+partial warp), and ``__shfl_sync`` / ``__shfl_down_sync`` exchange values through
+per-warp slots between two warp barriers, with CUDA's rule that a source lane past
+``width`` gives the lane its own value. Every lane of a warp must take part in each
+shuffle, as the backend's helpers do. The tensor-core helpers (inline PTX) and
+``nvcuda::wmma`` get host stand-ins (:mod:`tilelang.testing.cuda_host_prelude`); any
+other inline PTX is refused with a ValueError.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,29 +32,24 @@ from pathlib import Path
 import numpy as np
 
 from tilelang.ir import expr as E
+from tilelang.testing.cuda_host_prelude import BF16 as _BF16
+from tilelang.testing.cuda_host_prelude import HALF as _HALF
+from tilelang.testing.cuda_host_prelude import PRELUDE as _PRELUDE
+from tilelang.testing.cuda_host_prelude import THREADED as _THREADED
+from tilelang.testing.cuda_host_prelude import WMMA as _WMMA
+from tilelang.testing.cuda_host_prelude import host_helpers
 
-_PRELUDE = r"""
-#include <stdint.h>
-struct tl_dim3 { unsigned int x, y, z; };
-static tl_dim3 threadIdx, blockIdx;
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(n)
-#define __syncthreads() do {} while (0)
-#define __popcll __builtin_popcountll
-static void tl_set_index(unsigned bx, unsigned by, unsigned bz,
-                             unsigned tx, unsigned ty, unsigned tz) {
-  blockIdx.x = bx; blockIdx.y = by; blockIdx.z = bz;
-  threadIdx.x = tx; threadIdx.y = ty; threadIdx.z = tz;
-}
-"""
+#: words of kernels whose threads cooperate: they run threaded
+COOPERATIVE = (
+    "__shared__", "__syncthreads", "__shfl", "tl_block_allreduce", "tl_mma_", "nvcuda::wmma"
+)  # fmt: skip
 
 SANITIZE = ["-fsanitize=undefined", "-fno-sanitize-recover=all"]
 
 
 class HostRunError(RuntimeError):
-    """The emulated kernels failed (undefined behaviour found by the sanitizer)."""
+    """The emulated kernels failed (undefined behaviour found by the sanitizer), or
+    the host compiler refused their text."""
 
 
 def host_compiler() -> str | None:
@@ -56,15 +64,25 @@ class HostProgram:
     def __init__(self, cuda_module, folder, flags=("-O2",)):
         backend = getattr(cuda_module, "backend_module", cuda_module)
         source = backend.get_source()
-        if any(word in source for word in ("__shared__", "cuda_fp16.h")):
-            raise ValueError("the host emulation runs kernels without shared memory or half")
+        #: whether the threads of a block run as host threads (see the module docstring)
+        self.threaded = any(word in source for word in COOPERATIVE)
         self.folder = Path(folder)
         self.functions = backend.functions
         cpp = self.folder / "kernels.cpp"
-        cpp.write_text(_PRELUDE + source + _main(backend.functions))
+        source = source.replace("#include <cuda_bf16.h>", _BF16)
+        source = source.replace("#include <cuda_fp16.h>", _HALF)
+        if self.threaded:
+            source = host_helpers(source).replace("#include <mma.h>", _WMMA)
+        if re.search(r"\basm\b", source):
+            raise ValueError("the host emulation runs no inline PTX but the tensor-core helpers'")
+        prelude = _PRELUDE + (_THREADED if self.threaded else "")
+        cpp.write_text(prelude + source + _main(backend.functions, self.threaded))
         self.executable = self.folder / "kernels"
-        command = [host_compiler(), "-std=c++17", *flags, *SANITIZE, "-o", str(self.executable)]
-        subprocess.run([*command, str(cpp)], check=True, capture_output=True, text=True)
+        command = [host_compiler(), "-std=c++20", "-pthread", *flags, "-fno-strict-aliasing",
+                   *SANITIZE, "-o", str(self.executable)]  # fmt: skip
+        done = subprocess.run([*command, str(cpp)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise HostRunError(f"the host compiler refused {cpp}:\n{done.stderr[-4000:]}")
 
     def run(self, name: str, arrays: list) -> None:
         """Runs PrimFunc ``name`` on ``arrays`` (its parameters' arrays, in order),
@@ -72,8 +90,9 @@ class HostProgram:
         for index, array in enumerate(arrays):
             np.ascontiguousarray(array).tofile(self.folder / f"arg{index}.bin")
         done = subprocess.run(
-            [str(self.executable), name, str(self.folder)], capture_output=True, text=True
-        )
+            [str(self.executable), name, str(self.folder)], capture_output=True, text=True,
+            timeout=600,  # a barrier not every thread reaches would hang
+        )  # fmt: skip
         if done.returncode != 0:
             raise HostRunError(f"{name} failed on the host: {done.stderr.strip()}")
         for index, array in enumerate(arrays):
@@ -82,9 +101,10 @@ class HostProgram:
             )
 
 
-def _main(functions) -> str:
+def _main(functions, threaded: bool = False) -> str:
     """A ``main(name, folder)`` that loads the arrays, runs ``name``'s kernels over
-    their grids and writes the arrays back."""
+    their grids (each block's threads as host threads when ``threaded``) and writes
+    the arrays back."""
     lines = [
         "#include <stdio.h>",
         "#include <stdlib.h>",
@@ -112,9 +132,22 @@ def _main(functions) -> str:
         lines.append(f'  if (strcmp(argv[1], "{name}") == 0) {{')
         lines.append(f"    char* a[{count}]; long n[{count}];")
         lines.append(f"    for (int i = 0; i < {count}; ++i) a[i] = tl_load(argv[2], i, &n[i]);")
+        workspaces = {}  # id(data var) -> the C name of a zeroed host allocation
+        for w, space in enumerate(function.device.workspaces):
+            elements = 1
+            for extent in space.extents:
+                if not isinstance(extent, E.IntImm):
+                    raise ValueError("the host emulation needs constant workspace sizes")
+                elements *= extent.value
+            c_type = _C_TYPES[str(space.dtype.element_of())]
+            workspaces[id(space.var)] = f"(({c_type}*)w{w})"
+            lines.append(f"    char* w{w} = (char*)calloc({elements}, sizeof({c_type}));")
         for kernel in function.device.kernels:
             arguments = []
             for var in kernel.params:
+                if id(var) in workspaces:
+                    arguments.append(workspaces[id(var)])
+                    continue
                 if id(var) not in position:
                     raise ValueError(f"kernel parameter {var.name} is not a buffer of {name}")
                 index, dtype = position[id(var)]
@@ -124,13 +157,19 @@ def _main(functions) -> str:
                 if not isinstance(extent, E.IntImm):
                     raise ValueError("the host emulation needs a constant grid")
                 grid.append(extent.value)
-            loops = zip(("bz", "by", "bx", "tz", "ty", "tx"), (*grid[::-1], *kernel.block[::-1]))
-            for variable, extent in loops:
+            names = ("bz", "by", "bx") if threaded else ("bz", "by", "bx", "tz", "ty", "tx")
+            for variable, extent in zip(names, (*grid[::-1], *kernel.block[::-1])):
                 lines.append(
                     f"    for (unsigned {variable} = 0; {variable} < {extent}u; ++{variable})"
                 )
-            lines.append("    { tl_set_index(bx, by, bz, tx, ty, tz);")
-            lines.append(f"      {kernel.name}({', '.join(arguments)}); }}")
+            call = f"{kernel.name}({', '.join(arguments)});"
+            if threaded:
+                x, y, z = kernel.block
+                lines.append(
+                    f"      tl_run_block(bx, by, bz, tl_dim3{{{x}, {y}, {z}}}, [&] {{ {call} }});"
+                )
+            else:
+                lines.append(f"    {{ tl_set_index(bx, by, bz, tx, ty, tz); {call} }}")
         lines.append(f"    for (int i = 0; i < {count}; ++i) tl_store(argv[2], i, a[i], n[i]);")
         lines.append("    return 0;")
         lines.append("  }")
@@ -142,6 +181,7 @@ _C_TYPES = {
     "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
     "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
     "uint64": "uint64_t", "float32": "float", "float64": "double",
+    "bfloat16": "__nv_bfloat16", "float16": "half",
 }  # fmt: skip
 
 __all__ = ["HostProgram", "HostRunError", "host_compiler"]

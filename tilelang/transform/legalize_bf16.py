@@ -18,6 +18,14 @@ arguments against still says ``bfloat16``):
   ``min``, ``max``, selects and comparisons of bfloat16 values need no rounding.
 
 A bfloat16 scalar parameter is refused with a BuildError (pass a one-element buffer).
+
+``keep_storage=True`` is the CUDA form (CUDA has a bfloat16 storage type,
+``__nv_bfloat16``, but its arithmetic rounds differently per arch): buffers stay
+``bfloat16``, a load is ``Cast(float32, load)``, a store stores ``Cast(bfloat16,
+value)``, and rounding an operation's result is ``Cast(float32, Cast(bfloat16, x))``;
+the arithmetic itself is float32, the same per-operation rounding as above. A store
+of a value loaded from bfloat16 (a copy into shared memory) moves the 16 bits as they
+are, so a cooperative fetch stays a plain (vectorisable) copy.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from tilelang.ir import bfloat16
 from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.buffer import Buffer
+from tilelang.ir.comm_reducer import CommReducer
 from tilelang.ir.dtype import DataType
 from tilelang.ir.function import IRModule, PrimFunc
 from tilelang.ir.functor import StmtExprMutator, post_order_visit
@@ -60,14 +69,38 @@ def _round(value: E.PrimExpr) -> E.PrimExpr:
     return to_float(to_bits(value))
 
 
+def _cast_round(value: E.PrimExpr) -> E.PrimExpr:
+    return E.Cast(_f32(value.dtype), E.Cast(_bf16(value.dtype), value))
+
+
+def _bf16(dtype: DataType) -> DataType:
+    return DataType("bfloat16").with_lanes(dtype.lanes)
+
+
 class _Legalizer(StmtExprMutator):
-    def __init__(self):
+    def __init__(self, keep_storage: bool = False):
         self.buffers: dict[Buffer, Buffer] = {}
         self.vars: dict[E.Var, E.Var] = {}
+        self.keep_storage = keep_storage
+
+    def _round(self, value: E.PrimExpr) -> E.PrimExpr:
+        return _cast_round(value) if self.keep_storage else _round(value)
+
+    def _load(self, value: E.PrimExpr) -> E.PrimExpr:
+        """A float32 value of bfloat16 storage (bits, or a bfloat16 value)."""
+        return E.Cast(_f32(value.dtype), value) if self.keep_storage else to_float(value)
+
+    def _store(self, value: E.PrimExpr) -> E.PrimExpr:
+        """The storage form of a float32 value that holds a bfloat16."""
+        if not self.keep_storage:
+            return to_bits(value)
+        if isinstance(value, E.Cast) and value.value.dtype.element_of().is_bfloat16():
+            return value.value  # the 16 bits as loaded (or rounded): no round trip
+        return E.Cast(_bf16(value.dtype), value)
 
     # -- buffers and variables
     def _buffer(self, buffer: Buffer) -> Buffer:
-        if not buffer.dtype.element_of().is_bfloat16():
+        if self.keep_storage or not buffer.dtype.element_of().is_bfloat16():
             return buffer
         new = self.buffers.get(buffer)
         if new is None:
@@ -95,7 +128,7 @@ class _Legalizer(StmtExprMutator):
 
     def _arith(self, op):
         new = self.generic_visit(op)
-        return _round(new) if op.dtype.element_of().is_bfloat16() else new
+        return self._round(new) if op.dtype.element_of().is_bfloat16() else new
 
     visit_add = visit_sub = visit_mul = visit_div = _arith
     visit_mod = visit_floor_div = visit_floor_mod = _arith
@@ -105,12 +138,20 @@ class _Legalizer(StmtExprMutator):
         if op.dtype.element_of().is_bfloat16():
             if value.dtype != _f32(op.dtype):
                 value = E.Cast(_f32(op.dtype), value)
-            return _round(value)
+            return self._round(value)
         if value.dtype == op.dtype:
             return value
         return op if value is op.value else E.Cast(op.dtype, value)
 
     def visit_call(self, op: E.Call):
+        if op.op == "tvm_thread_allreduce":
+            return self._allreduce(op)
+        if (
+            self.keep_storage
+            and op.op == "reinterpret"
+            and (op.dtype.element_of().is_bfloat16() or op.args[0].dtype.element_of().is_bfloat16())
+        ):
+            return self._reinterpret_kept(op)
         if op.op == "reinterpret" and op.dtype.element_of().is_bfloat16():
             return to_float(self.visit(op.args[0]))  # bits -> the bfloat16 they hold
         if op.op == "reinterpret" and op.args[0].dtype.element_of().is_bfloat16():
@@ -119,23 +160,57 @@ class _Legalizer(StmtExprMutator):
         if not op.dtype.element_of().is_bfloat16():
             return new
         if op.op == "type_annotation":
-            return attrs.evolve(new, dtype=_u16(op.dtype))
-        return _round(attrs.evolve(new, dtype=_f32(op.dtype)))
+            return new if self.keep_storage else attrs.evolve(new, dtype=_u16(op.dtype))
+        return self._round(attrs.evolve(new, dtype=_f32(op.dtype)))
+
+    def _reinterpret_kept(self, op: E.Call):
+        """``reinterpret`` to or from bfloat16 with bfloat16 storage: the bits are
+        reinterpreted as they are; a bfloat16 operand is first stored back to 16 bits."""
+        (arg,) = op.args
+        value = self.visit(arg)
+        if arg.dtype.element_of().is_bfloat16():
+            value = self._store(value)
+        new = E.Call(op.dtype, "reinterpret", (value,))
+        return self._load(new) if op.dtype.element_of().is_bfloat16() else new
 
     def visit_buffer_load(self, op: E.BufferLoad):
         new = self.generic_visit(op)
-        return to_float(new) if op.buffer.dtype.element_of().is_bfloat16() else new
+        return self._load(new) if op.buffer.dtype.element_of().is_bfloat16() else new
+
+    def visit_attr_stmt(self, op: S.AttrStmt):
+        """A cross-thread reduction's reducer over bfloat16 combines in float32,
+        rounded after each combination, as the reduction it stands for did."""
+        new = self.generic_visit(op)
+        reducer = op.node
+        if op.attr_key != "reduce_scope" or not isinstance(reducer, CommReducer):
+            return new
+        if not any(v.dtype.element_of().is_bfloat16() for v in reducer.lhs):
+            return new
+        lhs = tuple(self.visit_var_def(v) for v in reducer.lhs)
+        rhs = tuple(self.visit_var_def(v) for v in reducer.rhs)
+        result = tuple(self.visit(r) for r in reducer.result)
+        identity = tuple(self.visit(v) for v in reducer.identity_element)
+        return attrs.evolve(new, node=CommReducer(lhs, rhs, result, identity))
+
+    def _allreduce(self, op: E.Call):
+        """``tvm_thread_allreduce``: its values legalised, its destinations (buffer
+        elements the result is stored into) left as they are."""
+        count = op.args[0].value if isinstance(op.args[0], E.IntImm) else 0
+        args = list(op.args)
+        for i in range(1, 1 + count):
+            args[i] = self.visit(args[i])
+        return attrs.evolve(op, args=tuple(args))
 
     # -- statements
     def visit_buffer_store(self, op: S.BufferStore):
         new = self.generic_visit(op)
         if op.buffer.dtype.element_of().is_bfloat16():
-            new = attrs.evolve(new, value=to_bits(new.value))
+            new = attrs.evolve(new, value=self._store(new.value))
         return new
 
     def visit_allocate(self, op: S.Allocate):
         new = self.generic_visit(op)
-        if op.dtype.element_of().is_bfloat16():
+        if op.dtype.element_of().is_bfloat16() and not self.keep_storage:
             new = attrs.evolve(new, dtype=_u16(op.dtype))
         return new
 
@@ -164,9 +239,9 @@ def uses_bf16(func: PrimFunc) -> bool:
     return False
 
 
-def legalize_bf16(func: PrimFunc, name: str = "") -> PrimFunc:
-    """``func`` (lowered) with bfloat16 as float32 arithmetic over uint16 storage;
-    ``func`` itself when it has no bfloat16."""
+def legalize_bf16(func: PrimFunc, name: str = "", keep_storage: bool = False) -> PrimFunc:
+    """``func`` (lowered) with bfloat16 as float32 arithmetic over uint16 storage
+    (bfloat16 storage with ``keep_storage``); ``func`` itself when it has no bfloat16."""
     if not uses_bf16(func):
         return func
     for param in func.params:
@@ -175,19 +250,19 @@ def legalize_bf16(func: PrimFunc, name: str = "") -> PrimFunc:
                 f"function {name or func.attrs.get('global_symbol', '?')}: bfloat16 scalar "
                 f"parameter {param.name} is not supported; pass a one-element buffer"
             )
-    mutator = _Legalizer()
+    mutator = _Legalizer(keep_storage)
     body = mutator.visit(func.body)
     buffer_map = {p: mutator._buffer(b) for p, b in func.buffer_map.items()}
     return attrs.evolve(func, body=body, buffer_map=buffer_map)
 
 
-def legalize_bf16_module(mod: IRModule) -> IRModule:
+def legalize_bf16_module(mod: IRModule, keep_storage: bool = False) -> IRModule:
     """Every PrimFunc of ``mod`` through :func:`legalize_bf16` (the same module
     object when none uses bfloat16)."""
     changed = {}
     for key, func in mod.functions.items():
         if isinstance(func, PrimFunc):
-            new = legalize_bf16(func, key)
+            new = legalize_bf16(func, key, keep_storage)
             if new is not func:
                 changed[key] = new
     if not changed:

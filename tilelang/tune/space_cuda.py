@@ -17,7 +17,10 @@ Per block of the function, last first:
   Draws whose threads per block exceed the target's limit, or whose shared panels
   exceed its shared memory, raise ScheduleError (the tuner draws again).
   A long reduction with fewer than :data:`MIN_TILED_OUTPUTS` outputs (a row sum) is
-  left to the cross-thread plan.
+  left to the cross-thread plan, with a sampled number of threads (32 to 512: warp
+  shuffles and one shared-memory exchange, :mod:`tilelang.schedule.rules.gpu.reduction`);
+  a row-wise block that reads such reductions of its rows gets them in its own thread
+  blocks (:mod:`tilelang.schedule.rules.gpu.rows`), with a sampled thread count.
 - a half-precision matmul the WMMA intrinsics can compute gets the tensor-core
   schedule (:mod:`tilelang.schedule.rules.gpu.tensor_core`) with a sampled tiling:
   warps per block, fragments per warp and the reduction step;
@@ -33,9 +36,14 @@ from tilelang.errors import ScheduleError
 from tilelang.ir.function import PrimFunc
 from tilelang.schedule.rules.analysis import leaf_blocks
 from tilelang.schedule.rules.fusion import loop_extent
-from tilelang.schedule.rules.gpu.apply import inline_producers
+from tilelang.schedule.rules.gpu.apply import inline_producers, under_threads
 from tilelang.schedule.rules.gpu.limits import gpu_limits
-from tilelang.schedule.rules.gpu.reduction import cross_thread_reduction, wants_cross_thread
+from tilelang.schedule.rules.gpu.reduction import (
+    cross_thread_reduction,
+    reduce_thread_choices,
+    wants_cross_thread,
+)
+from tilelang.schedule.rules.gpu.rows import fuse_rows, row_producers
 from tilelang.schedule.rules.gpu.spatial import bind_threads, spatial_first
 from tilelang.schedule.rules.gpu.tensor_core import apply_wmma, wmma_plans
 
@@ -62,7 +70,10 @@ def cuda_space(target=None):
             raise ScheduleError(f"the CUDA space needs plain loops around blocks in {func_name!r}")
         outputs = {func.buffer_map[p] for p in func.params if p in func.buffer_map}
         inline_producers(sch, func_name, infos, outputs)
-        for info in reversed(leaf_blocks(sch.mod[func_name]) or []):
+        infos = leaf_blocks(sch.mod[func_name]) or []
+        for info in reversed(infos):
+            if under_threads(sch, info.name, func_name):
+                continue  # a row reduction drawn with the row-wise block reading it
             block = sch.get_block(info.name, func_name)
             tensor_core = wmma_plans(info, limits)
             if tensor_core:
@@ -74,6 +85,11 @@ def cuda_space(target=None):
                 _outputs(info) >= MIN_TILED_OUTPUTS or not wants_cross_thread(info, limits)
             ):
                 multi_level_tiling(sch, block, info, limits)
+            elif row_producers(info, infos, limits):
+                choices = reduce_thread_choices(limits)
+                pick = sch.sample_categorical(list(choices), [1.0 / len(choices)] * len(choices))
+                fuse_rows(sch, block, info, row_producers(info, infos, limits), limits,
+                          func_name, threads=int(sch.get(pick)))  # fmt: skip
             else:
                 _default_plan(sch, block, info, limits)
         return sch
@@ -108,7 +124,9 @@ def _outputs(info) -> int:
 
 def _default_plan(sch, block, info, limits) -> None:
     if wants_cross_thread(info, limits):
-        cross_thread_reduction(sch, block, info, limits)
+        choices = reduce_thread_choices(limits)
+        pick = sch.sample_categorical(list(choices), [1.0 / len(choices)] * len(choices))
+        cross_thread_reduction(sch, block, info, limits, threads=int(sch.get(pick)))
         return
     choices = [t for t in THREAD_CHOICES if t <= limits.max_threads_per_block] or [limits.warp_size]
     threads = sch.sample_categorical(list(choices), [1.0 / len(choices)] * len(choices))

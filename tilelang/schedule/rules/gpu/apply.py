@@ -26,6 +26,7 @@ from tilelang.schedule.rules.fusion import consumers_of
 from tilelang.schedule.rules.gpu.limits import gpu_limits
 from tilelang.schedule.rules.gpu.matmul import apply_matmul, plan_matmul
 from tilelang.schedule.rules.gpu.reduction import cross_thread_reduction, wants_cross_thread
+from tilelang.schedule.rules.gpu.rows import fuse_rows, row_producers
 from tilelang.schedule.rules.gpu.spatial import bind_threads
 from tilelang.schedule.rules.gpu.tensor_core import apply_wmma, plan_wmma
 from tilelang.schedule.schedule import Schedule
@@ -53,9 +54,13 @@ def is_gpu_scheduled(func: PrimFunc) -> bool:
     return visitor.found
 
 
-def _plans(info, limits, epilogue=None):
+def _plans(info, limits, epilogue=None, rows=None):
     """The plans for one block, best first; ``(name, func_name)`` of an ``epilogue``
-    block to fuse into a matmul's write-back when the matmul plans apply."""
+    block to fuse into a matmul's write-back when the matmul plans apply; ``(row
+    reductions, func_name)`` of the cross-thread reductions a row-wise block reads, to
+    compute in its thread blocks (:mod:`.rows`)."""
+    if rows is not None and rows[0]:
+        yield lambda s, b: fuse_rows(s, b, info, rows[0], limits, rows[1])
     wmma = plan_wmma(info, limits)
     if wmma is not None:
         yield lambda s, b: apply_wmma(s, b, wmma)
@@ -133,14 +138,43 @@ def schedule_function_gpu(sch: Schedule, func_name: str, limits) -> Schedule:
     ]:
         if info.name not in Tree(sch.mod[func_name]).realizes:
             continue  # an epilogue fused into its producer's kernel
+        if under_threads(sch, info.name, func_name):
+            continue  # a row reduction scheduled with the row-wise block reading it
         epilogue = (fused[info.name], func_name) if info.name in fused else None
-        for plan in _plans(info, limits, epilogue):
+        rows = (row_producers(info, infos, limits), func_name)
+        for plan in _plans(info, limits, epilogue, rows):
             sch, ok = _attempt(sch, _on_block, plan, info.name, func_name)
             if ok:
                 break
         else:
             return before
     return sch
+
+
+class _BoundBlocks(StmtExprVisitor):
+    """Names of the blocks under a loop bound to a thread axis."""
+
+    def __init__(self):
+        self.depth, self.names = 0, set()
+
+    def visit_for(self, node):
+        bound = node.kind is S.ForKind.THREAD_BINDING
+        self.depth += bound
+        self.generic_visit(node)
+        self.depth -= bound
+
+    def visit_block(self, node):
+        if self.depth:
+            self.names.add(node.name_hint)
+        self.generic_visit(node)
+
+
+def under_threads(sch, name: str, func_name: str) -> bool:
+    """Whether block ``name`` already sits under a loop bound to a thread axis (read
+    from the IR: no traced lookup)."""
+    visitor = _BoundBlocks()
+    visitor.visit(sch.mod[func_name].body)
+    return name in visitor.names
 
 
 def default_gpu_schedule(mod, target=None) -> Schedule:

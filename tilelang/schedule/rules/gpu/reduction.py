@@ -1,31 +1,30 @@
 """Cross-thread reductions: the threads of one block share one output element.
 
 For a reduction block with few outputs and a long reduction (a row sum, a softmax's
-row max), each output gets a thread block: the fused reduction loop is split by the
-thread count ``T`` and factored (``rfactor``) into ``T`` partial results, one per
-thread, kept in ``shared`` memory; after the barrier the ThreadSync pass inserts,
-every thread combines the ``T`` partials in its own register and writes the result
-(all threads write the same value). Combining redundantly costs ``T`` shared-memory
-reads per thread, which are broadcasts; it needs no warp shuffle, which the CUDA
-backend does not express, and it computes the same on the C backend, where thread
-loops run in turn.
+row max), each output gets a thread block: the spatial loops are fused and bound to
+``blockIdx.x``, the fused reduction loop is split by the thread count ``T`` and its
+inner part bound to ``threadIdx.x`` (TVM's cross-thread reduction: a reduction loop
+bound to threads). Building for CUDA lowers such a block
+(:mod:`tilelang.transform.lower_cross_thread_reduction`): each thread combines its
+``ceil(n / T)`` elements in a register, then the block combines the ``T`` partials by
+warp shuffles and one exchange through shared memory (``tvm_thread_allreduce``), and
+thread 0 stores the result. A reduction that ``T`` does not divide is predicated (the
+threads past the end contribute the identity). On the CPU backends, which run thread
+loops in turn, the same schedule computes the reduction as written.
 """
 
 from __future__ import annotations
 
 from tilelang.errors import ScheduleError
-from tilelang.ir import expr as E
 from tilelang.ir import stmt as S
 from tilelang.ir.functor import post_order_visit
-from tilelang.schedule.rules.analysis import SPATIAL
-from tilelang.schedule.rules.fusion import loop_extent
 from tilelang.schedule.rules.gpu.limits import gpu_limits
 from tilelang.schedule.rules.gpu.spatial import spatial_first
 
-#: most threads that share one reduction: each thread combines all T partials, T^2
-#: shared-memory reads per block, so T stays small (64: a 1024-long row costs 16
-#: global loads and 64 shared loads per thread)
-MAX_REDUCE_THREADS = 64
+#: most threads that share one reduction (a 1024-long row: 4 elements per thread)
+MAX_REDUCE_THREADS = 256
+#: thread counts the tuning space draws from for a cross-thread reduction
+REDUCE_THREAD_CHOICES = (32, 64, 128, 256, 512)
 #: shortest reduction worth splitting over threads
 MIN_REDUCE_EXTENT = 64
 #: with at least this many outputs, one thread per output already fills the GPU
@@ -34,9 +33,8 @@ MANY_OUTPUTS = 1 << 16
 
 def wants_cross_thread(info, limits=None) -> bool:
     """A reduction with an init, an output that stays put along the reduction, a
-    known reduction extent of at least :data:`MIN_REDUCE_EXTENT` that a whole number
-    of warps divides (rfactor takes no predicated split), and too few outputs to fill
-    the GPU one thread each."""
+    known reduction extent of at least :data:`MIN_REDUCE_EXTENT`, and too few outputs
+    to fill the GPU one thread each."""
     if not info.is_reduction or not info.has_init or info.write is None:
         return False
     if any(info.write.strides.get(id(iv.var)) != 0 for iv in info.reduce):
@@ -58,16 +56,27 @@ def wants_cross_thread(info, limits=None) -> bool:
 
 def _threads(reduce_total, limits) -> int | None:
     """The largest power-of-two number of threads, at least a warp and at most the
-    limits allow, that divides ``reduce_total``; None if there is none."""
+    limits allow, not past ``reduce_total``; None if the limits allow no warp."""
     cap = min(MAX_REDUCE_THREADS, limits.max_threads_per_block)
-    threads = 1
-    while threads * 2 <= cap and reduce_total % (threads * 2) == 0:
+    if cap < limits.warp_size:
+        return None
+    threads = limits.warp_size
+    while threads * 2 <= cap and threads * 2 <= reduce_total:
         threads *= 2
-    return threads if threads >= min(limits.warp_size, cap) else None
+    return threads
 
 
-def cross_thread_reduction(sch, block, info, limits) -> None:
-    """The schedule of the module docstring applied to ``block``."""
+def reduce_thread_choices(limits) -> list:
+    """The thread counts a cross-thread reduction may take (the CUDA space samples
+    one): the warp multiples of :data:`REDUCE_THREAD_CHOICES` the limits allow."""
+    cap = limits.max_threads_per_block
+    return [t for t in REDUCE_THREAD_CHOICES if t <= cap and t % limits.warp_size == 0]
+
+
+def cross_thread_reduction(sch, block, info, limits, threads=None) -> None:
+    """The schedule of the module docstring applied to ``block`` (``threads`` per
+    block: the default's choice when None)."""
+    _check_reducer(sch, block, info)
     outer, inner = spatial_first(sch, block, info)
     if not outer:
         raise ScheduleError(
@@ -76,55 +85,32 @@ def cross_thread_reduction(sch, block, info, limits) -> None:
     reduce_total = 1
     for iv in info.reduce:
         reduce_total *= info.extent_of(iv)
-    threads = _threads(reduce_total, limits)
+    threads = threads or _threads(reduce_total, limits)
     if threads is None:
-        raise ScheduleError(f"block {info.name!r}: no warp multiple divides the reduction")
+        raise ScheduleError(f"block {info.name!r}: the target allows no warp of threads")
     r = sch.fuse(*inner) if len(inner) > 1 else inner[0]
     _, r_inner = sch.split(r, [None, threads])
-    partial = sch.rfactor(r_inner, 0)
-    loops = sch.get_loops(block)
-    row = sch.fuse(*loops[: len(outer)]) if len(outer) > 1 else loops[0]
+    row = sch.fuse(*outer) if len(outer) > 1 else outer[0]
     sch.bind(row, "blockIdx.x")
-    write_back = sch.cache_write(block, 0, "local")
-    sch.reverse_compute_at(write_back, row)
-    # shared before compute_at: a global buffer is visible to every thread block, so
-    # compute_at would relax the blockIdx loop and compute every row in each block
-    sch.set_scope(partial, 0, "shared")
-    sch.compute_at(partial, row)
-    below = sch.get_loops(partial)[1:]
-    var = _partial_loop_var(sch, partial)
-    thread_loop = [lp for lp in below if sch.get(lp).loop_var is var]
-    if not thread_loop or _extent(sch, thread_loop[0]) != threads:
-        raise ScheduleError(f"block {info.name!r}: no loop of {threads} partial results")
-    rest = [lp for lp in below if lp is not thread_loop[0]]
-    if rest and below[0] is not thread_loop[0]:
-        sch.reorder(thread_loop[0], *rest)
-    sch.bind(thread_loop[0], "threadIdx.x")
+    sch.bind(r_inner, "threadIdx.x")
 
 
-def _partial_loop_var(sch, partial):
-    """The loop variable bound to the rfactor block's spatial iterator that indexes
-    the partial results (the factored one); never a reduction loop, whose iterations
-    accumulate into the same partial and cannot run in parallel."""
-    block = sch.get(partial)
+def _check_reducer(sch, block, info) -> None:
+    """A ScheduleError unless the block's reducer is one the cross-thread lowering
+    combines (``+``, ``*``, min, max of the stored element, init the identity)."""
+    from tilelang.schedule.rfactor_reducer import COMBINERS, match_reduction
+
+    target = sch.get(block)
     found = []
 
     def visit(node):
-        if isinstance(node, S.BlockRealize) and node.block is block:
+        if isinstance(node, S.BlockRealize) and node.block is target:
             found.append(node)
 
     for func in sch.mod.functions.values():
         if hasattr(func, "body"):
             post_order_visit(func.body, visit)
     if not found:
-        return None
-    write = block.writes[0]
-    factor_index = write.region[0].min  # rfactor(factor_axis=0): the partial's first axis
-    for iv, value in zip(block.iter_vars, found[0].iter_values):
-        if iv.iter_type == SPATIAL and isinstance(value, E.Var) and factor_index is iv.var:
-            return value
-    return None
-
-
-def _extent(sch, loop):
-    return loop_extent(sch, loop)
+        raise ScheduleError(f"block {info.name!r} was not found")
+    if match_reduction(info.name, found[0]).kind not in COMBINERS:
+        raise ScheduleError(f"block {info.name!r}: an argmax/argmin is not reduced across threads")

@@ -1,7 +1,8 @@
 """Half-precision matmuls on tensor cores: the tensor-core schedule of a matmul-like block.
 
 A block ``C[i, j] += float32(A[i, k]) * float32(B[k, j])`` over ``float16`` operands
-(or the same in ``float16`` throughout), A and C row-major, B row-major or transposed
+(or the same in ``float16`` throughout; or over ``bfloat16`` operands into float32,
+which only the ``mma`` family computes), A and C row-major, B row-major or transposed
 (``B[j, k]``, loaded into column-major fragments), is tiled for the WMMA intrinsics
 of :mod:`tilelang.intrinsics.cuda_wmma` or, on sm_80 and later, the ``ldmatrix`` +
 ``mma.sync`` ones of :mod:`tilelang.intrinsics.cuda_mma` (the plan's ``family``; same
@@ -52,6 +53,7 @@ K_FRAGS = (2, 1)
 PIPELINE_STAGES, PIPELINE_ORDER, PIPELINE_VERSIONS = (0, 0, 1), (0, 1, 2), 2
 VECTORS = (8, 4, 2, 1)
 OUT_DTYPES = ("float32", "float16")
+IN_DTYPES = ("float16", "bfloat16")
 
 
 @attrs.frozen
@@ -69,6 +71,7 @@ class WmmaPlan:
     b_name: str
     b_trans: bool = False  # B read as B[j, k] (a linear layer's weight)
     family: str = "wmma"  # or "mma": ldmatrix + mma.sync (sm_80+)
+    in_dtype: str = "float16"  # or "bfloat16" (mma family, float32 out)
 
     @property
     def threads(self) -> int:
@@ -100,11 +103,12 @@ def wmma_plans(info, limits) -> list:
     if axes is None or len(info.spatial) != 2:
         return []
     i, j, k, a, b = axes
-    out = str(info.write.buffer.dtype)
-    if str(a.buffer.dtype) != "float16" or str(b.buffer.dtype) != "float16":
+    out, in_dtype = str(info.write.buffer.dtype), str(a.buffer.dtype)
+    if in_dtype not in IN_DTYPES or str(b.buffer.dtype) != in_dtype:
         return []
-    if out not in OUT_DTYPES:
+    if out not in OUT_DTYPES or (in_dtype == "bfloat16" and out != "float32"):
         return []
+    allowed = families(limits) if in_dtype == "float16" else ("mma",)
     # row-major A and C (unit steps along k and j); B row-major (along j) or
     # transposed, B[j, k] (along k)
     if a.strides.get(id(k.var)) != 1:
@@ -127,9 +131,11 @@ def wmma_plans(info, limits) -> list:
             if ek % (FRAG * k_frags) or shared > limits.max_shared_memory_per_block:
                 continue
             for family in families(limits):
+                if family not in allowed:
+                    continue
                 plans.append(WmmaPlan(
                     info.loop_of(i), info.loop_of(j), info.loop_of(k), warps, frags,
-                    k_frags, out, a.buffer.name, b.buffer.name, b_trans, family,
+                    k_frags, out, a.buffer.name, b.buffer.name, b_trans, family, in_dtype,
                 ))  # fmt: skip
     return plans
 
@@ -168,10 +174,11 @@ def intrinsics(plan: WmmaPlan) -> tuple:
     if plan.family == "mma":
         return (
             cuda_mma.mma_fill(out),
-            cuda_mma.mma_sync(out, trans_b=plan.b_trans),
+            cuda_mma.mma_sync(out, trans_b=plan.b_trans, in_dtype=plan.in_dtype),
             cuda_mma.mma_store(out, "global"),
-            (cuda_mma.mma_ldmatrix("a"), cuda_mma.mma_ldmatrix("b", trans=plan.b_trans)),
-        )
+            (cuda_mma.mma_ldmatrix("a", dtype=plan.in_dtype),
+             cuda_mma.mma_ldmatrix("b", trans=plan.b_trans, dtype=plan.in_dtype)),
+        )  # fmt: skip
     return (
         cuda_wmma.wmma_fill(FRAG, FRAG, FRAG, out),
         cuda_wmma.wmma_sync(FRAG, FRAG, FRAG, out, trans=plan.b_trans),
