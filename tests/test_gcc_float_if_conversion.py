@@ -6,7 +6,7 @@ program below (found by test_differential's random programs): loop if-conversion
 turned the potentially trapping float adds of each conditional path into masked
 ``.COND_ADD`` calls (0 in the lanes whose condition is false) and then replaced a join
 PHI, whose value scalar evolution finds loop invariant, by its first argument -- the
-value of one path only, so B1[0, 2] and B1[0, 3] came out 0 instead of 16. The C
+value of one path only, so B1[0, 2] and B1[0, 3] (other paths) came out 0. The C
 backend compiles generated C with ``-fno-trapping-math``
 (tilelang.runtime.compiler.GENERATED_C_FLAGS): no float op needs masking then, and the
 PHI's argument is computed on every lane. On other CPUs or compilers these tests pass
