@@ -36,8 +36,8 @@ SHARED_FLAGS = (
 #: Without trapping math no float op needs masking and the PHI's argument is computed
 #: on every lane. Values are unchanged (only the floating-point exception flags, which
 #: nothing generated reads, may differ) and so is speed (benchmarks/bench_c_flags.py);
-#: -fno-tree-loop-if-convert would also avoid it but no loop with a `?:` of loads is
-#: vectorised then (mm_relu's relu loop: mm_relu 1.29x slower, depthwise 1.14x).
+#: -fno-tree-loop-if-convert would also avoid it, but then a loop whose ``?:`` gcc keeps
+#: as a branch is not vectorised (mm_relu's relu loop: 1.29x slower, depthwise 1.14x).
 #: Not covered: gcc 12's permuted masked loads (GCC PR 114375, fixed in 14 and
 #: backported), see tests/test_schedule_decompose_padding.py.
 GENERATED_C_FLAGS = ("-fno-trapping-math",)
