@@ -7,7 +7,10 @@ Each default workload (tilelang/testing/default_workloads.py, default rules, tar
 ``c``, one thread) is built once per variant; the numbers of every build are checked
 against NumPy, then the builds are timed interleaved (round-robin, ``repeat`` rounds,
 median per variant) so machine noise falls on all of them alike. Ratios are each
-variant's time over the first variant's (the flags the backend uses today).
+variant's time over the first variant's (the flags the backend uses today); ``=`` marks
+a library byte-identical to the first variant's (any difference there is not the
+flags': a cached conv2d library once ran 3.5x slower than a byte-identical copy, and
+at normal speed once the file was rewritten, so new page-cache pages backed it).
 """
 
 from __future__ import annotations
@@ -34,13 +37,13 @@ VARIANTS = {
 
 
 def build_with(flags, workload):
-    """``workload``'s default build for target c with ``flags`` as the generated-C
-    flags (the build module reads them at each build)."""
+    """``workload``'s default build (the module) for target c with ``flags`` as the
+    generated-C flags (the build module reads them at each build)."""
     build_module = sys.modules["tilelang.backends.c.build"]
     saved = build_module.GENERATED_C_FLAGS
     build_module.GENERATED_C_FLAGS = tuple(flags)
     try:
-        return tilelang.build(tilelang.parse(workload.tir), "c -num-cores=1")[workload.name]
+        return tilelang.build(tilelang.parse(workload.tir), "c -num-cores=1")
     finally:
         build_module.GENERATED_C_FLAGS = saved
 
@@ -76,7 +79,9 @@ def main() -> None:
         if only and workload.name not in only:
             continue
         data = workload.arguments()
-        functions = [build_with(VARIANTS[n], workload) for n in names]
+        modules = [build_with(VARIANTS[n], workload) for n in names]
+        functions = [m[workload.name] for m in modules]
+        binaries = [m.backend_module.library_path.read_bytes() for m in modules]
         for fn in functions:
             out = [a.copy() for a in data]
             fn(*out)
@@ -84,7 +89,10 @@ def main() -> None:
                 out[-1], workload.reference(*data[:-1]), rtol=1e-3, atol=1e-3
             )
         medians = interleaved_medians(functions, data, args.repeat)
-        cells = [f"{m * 1e3:9.3f} ms ({m / medians[0]:4.2f}x)" for m in medians]
+        cells = [
+            f"{m * 1e3:9.3f} ms ({m / medians[0]:4.2f}x){'=' if b == binaries[0] else ' '}"
+            for m, b in zip(medians, binaries)
+        ]
         print(f"{workload.name:<12}" + "".join(f"{c:>30}" for c in cells), flush=True)
 
 
