@@ -36,7 +36,7 @@ SHARED_FLAGS = (
 #: Without trapping math no float op needs masking and the PHI's argument is computed
 #: on every lane. Values are unchanged (only the floating-point exception flags, which
 #: nothing generated reads, may differ); of the default builds only layernorm's library
-#: changes (its 1/sqrt is hoisted out of the row loop; benchmarks/bench_c_flags.py);
+#: changes (its 1/sqrt is hoisted out of an inner loop; benchmarks/bench_c_flags.py);
 #: -fno-tree-loop-if-convert would also avoid it, but then a loop whose ``?:`` gcc keeps
 #: as a branch is not vectorised (mm_relu's relu loop: 1.29x slower, depthwise 1.14x).
 #: Not covered: gcc 12's permuted masked loads (GCC PR 114375, fixed in 14 and
