@@ -26,6 +26,23 @@ SHARED_FLAGS = (
     "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c99", "-fwrapv", "-Wl,-z,defs",
 )  # fmt: skip
 
+#: flags of the libraries built from *generated* C (the C backend), after SHARED_FLAGS.
+#: ``-fno-trapping-math``: gcc 12.2 at -O3 with AVX-512 (-march=native on an AVX-512
+#: CPU) miscompiles float code under conditions: loop if-conversion turns each
+#: potentially trapping float op of a conditional block into a masked ``.COND_ADD``
+#: (0.0 in the lanes whose condition is false), then replaces a join PHI whose value
+#: scalar evolution finds loop invariant by its FIRST argument -- right only in that
+#: argument's lanes, so the other paths read 0 (tests/test_gcc_float_if_conversion.py).
+#: Without trapping math no float op needs masking and the PHI's argument is computed
+#: on every lane. Values are unchanged (only the floating-point exception flags, which
+#: nothing generated reads, may differ); of the default builds only layernorm's library
+#: changes (its 1/sqrt is hoisted out of an inner loop; benchmarks/bench_c_flags.py);
+#: -fno-tree-loop-if-convert would also avoid it, but then a loop whose ``?:`` gcc keeps
+#: as a branch is not vectorised (mm_relu's relu loop: 1.29x slower, depthwise 1.14x).
+#: Not covered: gcc 12's permuted masked loads (GCC PR 114375, fixed in 14 and
+#: backported), see tests/test_schedule_decompose_padding.py.
+GENERATED_C_FLAGS = ("-fno-trapping-math",)
+
 #: what an extern source may name when it is a file rather than C source text
 FILE_SUFFIXES = (".c", ".cc", ".cpp", ".s", ".S", ".o", ".a", ".so")
 
@@ -146,6 +163,6 @@ def compile_extern_library(extern_sources, kind: str) -> Path | None:
 
 
 __all__ = [
-    "SHARED_FLAGS", "cc_command", "compiler_identity", "tool_version", "run_tool",
-    "run_compiler", "explain", "extern_inputs", "compile_extern_library",
+    "SHARED_FLAGS", "GENERATED_C_FLAGS", "cc_command", "compiler_identity", "tool_version",
+    "run_tool", "run_compiler", "explain", "extern_inputs", "compile_extern_library",
 ]  # fmt: skip
