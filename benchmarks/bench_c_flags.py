@@ -1,5 +1,5 @@
 """The C backend's default builds under variants of the flags added to generated C
-(``GENERATED_C_FLAGS``, today the gcc 12 if-conversion workaround), side by side.
+(``generated_c_flags()``, today gcc workarounds), side by side.
 
     python benchmarks/bench_c_flags.py [--repeat 5] [--only NAME,...] [--scale 1.0]
 
@@ -30,9 +30,10 @@ from tilelang.testing.default_workloads import all_workloads
 
 #: the variants compared: name -> flags appended to SHARED_FLAGS for generated C
 VARIANTS = {
-    "current": compiler.GENERATED_C_FLAGS,
+    "current": compiler.generated_c_flags(),
     "none (gcc default)": (),
-    "-fno-tree-loop-if-convert": ("-fno-tree-loop-if-convert",),
+    "-fno-trapping-math only": compiler.GENERATED_C_FLAGS,
+    "-fno-tree-loop-if-convert only": compiler.OLD_GCC_FLAGS,
 }
 
 
@@ -40,12 +41,12 @@ def build_with(flags, workload):
     """``workload``'s default build (the module) for target c with ``flags`` as the
     generated-C flags (the build module reads them at each build)."""
     build_module = sys.modules["tilelang.backends.c.build"]
-    saved = build_module.GENERATED_C_FLAGS
-    build_module.GENERATED_C_FLAGS = tuple(flags)
+    saved = build_module.generated_c_flags
+    build_module.generated_c_flags = lambda: tuple(flags)
     try:
         return tilelang.build(tilelang.parse(workload.tir), "c -num-cores=1")
     finally:
-        build_module.GENERATED_C_FLAGS = saved
+        build_module.generated_c_flags = saved
 
 
 def interleaved_medians(functions, args, repeat):

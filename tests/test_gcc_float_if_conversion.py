@@ -8,7 +8,7 @@ turned the potentially trapping float adds of each conditional path into masked
 PHI, whose value scalar evolution finds loop invariant, by its first argument -- the
 value of one path only, so B1[0, 2] and B1[0, 3] (other paths) came out 0. The C
 backend compiles generated C with ``-fno-trapping-math``
-(tilelang.runtime.compiler.GENERATED_C_FLAGS): no float op needs masking then, and the
+(tilelang.runtime.compiler.generated_c_flags): no float op needs masking then, and the
 PHI's argument is computed on every lane. On other CPUs or compilers these tests pass
 with or without the flag.
 """
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import tilelang
-from tilelang.runtime.compiler import GENERATED_C_FLAGS, SHARED_FLAGS, run_compiler
+from tilelang.runtime.compiler import SHARED_FLAGS, generated_c_flags, run_compiler
 
 PROGRAM = """
 @T.prim_func
@@ -100,7 +100,7 @@ def test_reduced_c_with_the_backend_flags(tmp_path, a0):
     source = tmp_path / "reduced.c"
     source.write_text(REDUCED_C)
     library = tmp_path / "reduced.so"
-    flags = ["-O3", *SHARED_FLAGS, *GENERATED_C_FLAGS]
+    flags = ["-O3", *SHARED_FLAGS, *generated_c_flags()]
     run_compiler([*flags, "-o", str(library), str(source)], "the reduced C")
     f = ctypes.CDLL(str(library)).f
     f.argtypes = [ctypes.c_void_p, ctypes.c_void_p]

@@ -1,9 +1,9 @@
 """Compiling generated C into a shared library and calling it (target ``"c"``).
 
 The library is built with ``cc -O3 -march=native -fopenmp -shared -fPIC -std=c99
--fwrapv -fno-trapping-math`` (``-O`` from the target's ``-opt-level``, default 3; the
-last flag works around a gcc 12 miscompile, see
-:data:`tilelang.runtime.compiler.GENERATED_C_FLAGS`), cached by the hash of the
+-fwrapv -fno-trapping-math`` and, with gcc older than 14, ``-fno-tree-loop-if-convert``
+(``-O`` from the target's ``-opt-level``, default 3; the last two work around gcc
+miscompiles, see :func:`tilelang.runtime.compiler.generated_c_flags`), cached by the hash of the
 source, the extern sources, the compiler's identity and the flags (see
 :mod:`tilelang.runtime.cache`), and loaded with ctypes.
 """
@@ -28,10 +28,10 @@ from tilelang.bounds.report import is_bounds_payload, out_of_bounds_error
 from tilelang.errors import AssertionFailure, BuildError
 from tilelang.runtime.cache import atomic_write, content_key, load_or_build
 from tilelang.runtime.compiler import (
-    GENERATED_C_FLAGS,
     SHARED_FLAGS,
     compiler_identity,
     extern_inputs,
+    generated_c_flags,
     run_compiler,
 )
 from tilelang.runtime.ctypes_call import make_caller
@@ -113,7 +113,7 @@ def build(lowered_mod, target, *, extern_sources=(), extern_headers=(), libs=())
     """
     source = generate_c(lowered_mod, target, extern_headers)
     opt_level = int(target.get("opt-level", 3))
-    flags = [f"-O{opt_level}", *SHARED_FLAGS, *GENERATED_C_FLAGS]
+    flags = [f"-O{opt_level}", *SHARED_FLAGS, *generated_c_flags()]
     symbols = list(source.symbols.values())
     if source.has_asserts:
         symbols += [ERROR_SYMBOL, ERROR_VALUES_SYMBOL]

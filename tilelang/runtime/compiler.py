@@ -36,12 +36,30 @@ SHARED_FLAGS = (
 #: Without trapping math no float op needs masking and the PHI's argument is computed
 #: on every lane. Values are unchanged (only the floating-point exception flags, which
 #: nothing generated reads, may differ); of the default builds only layernorm's library
-#: changes (its 1/sqrt is hoisted out of an inner loop; benchmarks/bench_c_flags.py);
-#: -fno-tree-loop-if-convert would also avoid it, but then a loop whose ``?:`` gcc keeps
-#: as a branch is not vectorised (mm_relu's relu loop: 1.29x slower, depthwise 1.14x).
-#: Not covered: gcc 12's permuted masked loads (GCC PR 114375, fixed in 14 and
-#: backported), see tests/test_schedule_decompose_padding.py.
+#: changes (its 1/sqrt is hoisted out of an inner loop; benchmarks/bench_c_flags.py).
 GENERATED_C_FLAGS = ("-fno-trapping-math",)
+
+#: added for gcc older than 14: ``-fno-tree-loop-if-convert``. gcc before 14 gives the
+#: masked loads of if-converted code, when SLP must permute them, the first vector's
+#: mask unpermuted (GCC PR 114375, fixed in 14): a padded copy under
+#: ``if (2 <= i && i < 8)`` read zeros (tests/test_schedule_decompose_padding.py).
+#: Correct C comes first: without if-conversion a loop whose ``?:`` gcc keeps as a
+#: branch is not vectorised (C backend, one thread: mm_relu 1.3x slower, depthwise
+#: 1.14x, softmax 1.08x; the llvm backend is unaffected).
+OLD_GCC_FLAGS = ("-fno-tree-loop-if-convert",)
+
+
+def generated_c_flags() -> tuple[str, ...]:
+    """:data:`GENERATED_C_FLAGS`, and :data:`OLD_GCC_FLAGS` when the C compiler is a
+    gcc older than 14 (clang and newer gcc do not need them)."""
+    version = tool_version(tuple(cc_command()), "C compiler")
+    first = version.splitlines()[0] if version else ""
+    is_gcc = "Free Software Foundation" in version and "clang" not in version.lower()
+    found = re.search(r"(\d+)\.\d+(?:\.\d+)?\s*$", first)
+    if is_gcc and found and int(found.group(1)) < 14:
+        return GENERATED_C_FLAGS + OLD_GCC_FLAGS
+    return GENERATED_C_FLAGS
+
 
 #: what an extern source may name when it is a file rather than C source text
 FILE_SUFFIXES = (".c", ".cc", ".cpp", ".s", ".S", ".o", ".a", ".so")
@@ -163,6 +181,7 @@ def compile_extern_library(extern_sources, kind: str) -> Path | None:
 
 
 __all__ = [
-    "SHARED_FLAGS", "GENERATED_C_FLAGS", "cc_command", "compiler_identity", "tool_version",
-    "run_tool", "run_compiler", "explain", "extern_inputs", "compile_extern_library",
+    "SHARED_FLAGS", "GENERATED_C_FLAGS", "OLD_GCC_FLAGS", "generated_c_flags", "cc_command",
+    "compiler_identity", "tool_version", "run_tool", "run_compiler", "explain",
+    "extern_inputs", "compile_extern_library",
 ]  # fmt: skip
