@@ -58,12 +58,7 @@ def tensor_core_rows(args, arch, torch_timer) -> bool:
     HGEMM; True when every result matches. ``torch_timer(fn, number, repeat)``."""
     import tilelang
 
-    try:
-        import torch
-
-        torch = torch if torch.cuda.is_available() else None
-    except Exception:
-        torch = None
+    torch = _cuda_torch()
     print(f"\n{'size':>6}  {'fp16 GEMM (fp32 accumulate)':<30}{'ms':>9}{'TFLOP/s':>9}"
           f"{'vs cuBLAS':>11}")  # fmt: skip
     rng, all_ok, ratios = np.random.default_rng(0), True, {}
@@ -134,12 +129,7 @@ def bf16_rows(args, arch, torch_timer) -> bool:
 
     if int(arch[3:5]) < 80:
         return True
-    try:
-        import torch
-
-        torch = torch if torch.cuda.is_available() else None
-    except Exception:
-        torch = None
+    torch = _cuda_torch()
     print(f"\n{'size':>6}  {'bf16 GEMM (fp32 accumulate)':<30}{'ms':>9}{'TFLOP/s':>9}"
           f"{'vs cuBLAS':>11}")  # fmt: skip
     rng, all_ok = np.random.default_rng(0), True
@@ -162,3 +152,12 @@ def bf16_rows(args, arch, torch_timer) -> bool:
               f"{seconds * 1e3:>9.3f}{flops / seconds / 1e12:>9.1f}{ratio:>11}"
               f"{'' if ok else '  WRONG RESULT'}")  # fmt: skip
     return all_ok
+
+
+def _cuda_torch():
+    """PyTorch when it is installed and sees a GPU (cuBLAS rows), else None."""
+    try:
+        import torch
+    except Exception:
+        return None
+    return torch if torch.cuda.is_available() else None

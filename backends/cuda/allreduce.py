@@ -23,28 +23,17 @@ from tilelang.ir import expr as E
 from tilelang.ir.comm_reducer import CommReducer
 
 HELPER = r"""// a value narrower than 32 bits (int8, bool, half...) moves as the bits of a word
-template <typename T>
-static __device__ __forceinline__ T tl_shfl_down(unsigned mask, T value, int offset) {
+// DOWN: __shfl_down_sync (arg: the offset), else __shfl_sync (arg: the source lane)
+template <bool DOWN, typename T>
+static __device__ __forceinline__ T tl_shfl(unsigned mask, T value, int arg) {
   if constexpr (sizeof(T) < 4) {
     unsigned bits = 0;
     memcpy(&bits, &value, sizeof(T));
-    bits = __shfl_down_sync(mask, bits, offset, 32);
+    bits = DOWN ? __shfl_down_sync(mask, bits, arg, 32) : __shfl_sync(mask, bits, arg, 32);
     memcpy(&value, &bits, sizeof(T));
     return value;
   } else {
-    return __shfl_down_sync(mask, value, offset, 32);
-  }
-}
-template <typename T>
-static __device__ __forceinline__ T tl_shfl(unsigned mask, T value, int lane) {
-  if constexpr (sizeof(T) < 4) {
-    unsigned bits = 0;
-    memcpy(&bits, &value, sizeof(T));
-    bits = __shfl_sync(mask, bits, lane, 32);
-    memcpy(&value, &bits, sizeof(T));
-    return value;
-  } else {
-    return __shfl_sync(mask, value, lane, 32);
+    return DOWN ? __shfl_down_sync(mask, value, arg, 32) : __shfl_sync(mask, value, arg, 32);
   }
 }
 // the combination of `value` over the `count` lanes of a warp starting at lane 0
@@ -54,7 +43,7 @@ static __device__ __forceinline__ T tl_warp_reduce(T value, F combine, int count
   int lane = (int)threadIdx.x % 32;
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2) {
-    T other = tl_shfl_down(mask, value, offset);
+    T other = tl_shfl<true>(mask, value, offset);
     if (lane + offset < count) value = combine(value, other);
   }
   return value;  // complete in lane 0
@@ -67,7 +56,7 @@ static __device__ __forceinline__ T tl_block_allreduce(T value, F combine, T ide
   int in_warp = THREADS - warp * 32 < 32 ? THREADS - warp * 32 : 32;
   value = tl_warp_reduce(value, combine, in_warp);
   if constexpr (THREADS <= 32) {
-    return tl_shfl(THREADS >= 32 ? 0xffffffffu : ((1u << THREADS) - 1u), value, 0);
+    return tl_shfl<false>(THREADS >= 32 ? 0xffffffffu : ((1u << THREADS) - 1u), value, 0);
   } else {
     constexpr int WARPS = (THREADS + 31) / 32;
     __shared__ T partial[32];
