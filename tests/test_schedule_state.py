@@ -326,3 +326,13 @@ def test_cached_flags_of_a_predicated_producer():
     assert flags(PADDED_PRODUCER.replace("LIMIT", "17"))["use"] == (True, True, True)
     # it cuts the last element inside the buffer too: not covered
     assert flags(PADDED_PRODUCER.replace("LIMIT", "16"))["use"] == (True, False, True)
+
+
+@pytest.mark.parametrize("decision", [[2, 8], "1", 1.5, True])
+def test_sample_compute_location_refuses_a_decision_that_is_not_an_int(decision):
+    sch = tir.Schedule(tilelang.parse(TWO_STAGES))
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="sample_compute_location.*decision"):
+        sch.sample_compute_location("B", decision=decision)
+    assert sch.mod is before
+    assert all(inst.kind.name != "sample_compute_location" for inst in sch.trace.insts)

@@ -162,3 +162,33 @@ def test_malformed_stored_decisions_do_not_stop_the_screen():
     vector = decision_features(steps)
     assert list(vector[:6]) == [7.0, PAD, 0.0, 0.0, 0.0, PAD]  # "y" counts as a factor 1
     assert mutate_decisions(steps[1:], [s["decision"] for s in steps[1:]], random.Random(0)) is None
+
+
+def test_a_forced_decision_of_another_kind_is_drawn_afresh():
+    """A screened decision list is positional: after a draw that changes the space's
+    structure, a tiling may land on a compute-location draw. The space redraws it
+    instead of failing (a whole-model tuning run once stopped with a TypeError)."""
+    from tilelang.tune.space import DecisionSchedule
+
+    text = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+"""
+    import tilelang
+
+    sch = DecisionSchedule(tilelang.parse(text), seed=0, forced=[[4, 4], 7])
+    loop = sch.sample_compute_location(sch.get_block("B"))
+    sch.sample_categorical([1, 2], [0.5, 0.5])
+    location, category = [i for i in sch.trace.insts if i.kind.has_decision]
+    assert sch.trace.get_decision(location) in {-2, -1, 0, 1}
+    assert sch.trace.get_decision(category) in {0, 1}
+    sch.compute_at(sch.get_block("B"), loop)

@@ -11,6 +11,8 @@ from tilelang.ir import stmt as S
 from tilelang.ir.module import FunctionName
 from tilelang.schedule import block_placement, inline, navigation
 from tilelang.schedule.common import find_block
+from tilelang.schedule.errors import schedule_error
+from tilelang.schedule.sampling import _is_int
 from tilelang.schedule.state import BlockRV, LoopRV, Tree
 
 
@@ -180,6 +182,12 @@ class StatePrimitives:
         candidates = cached[1]
         indices = [index for index, _ in candidates]
         if decision is not None:
+            if not _is_int(decision):
+                raise schedule_error(
+                    "sample_compute_location", f"block {name!r}",
+                    f"decision {decision!r} is not an int (a candidate index, -1 root, "
+                    "-2 inline)",
+                )  # fmt: skip
             decision = int(decision)
             earlier = [i for i in indices if i <= decision]
             decision = earlier[-1] if earlier else -1

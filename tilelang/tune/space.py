@@ -62,7 +62,12 @@ class DecisionSchedule(Schedule):
         forced = self._next_forced() if decision is None else decision
         if decision is None and beyond and forced is not None:
             forced = -1
-        return super().sample_compute_location(block, forced)
+        if forced is not None:
+            try:
+                return super().sample_compute_location(block, forced)
+            except ScheduleError:
+                pass  # a forced decision of another kind (a tiling): draw afresh
+        return super().sample_compute_location(block)
 
     def sample_categorical(self, candidates, probs, decision=None):
         forced = self._next_forced() if decision is None else decision
