@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from test_cuda_tensor_core import (
     REGISTERS_PER_SM,
+    emulate_hgemm_cases,
     hgemm,
     operands,
     ptxas,
@@ -32,7 +33,7 @@ from tilelang.backends.cuda import mma
 import tilelang
 from tilelang.schedule.rules.gpu import default_gpu_schedule
 from tilelang.schedule.tensor_intrin import TensorIntrin
-from tilelang.testing.cuda_emulation import HostProgram, host_compiler
+from tilelang.testing.cuda_emulation import host_compiler
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 TARGET = "cuda -arch=sm_80"
@@ -304,21 +305,8 @@ def test_mma_kernels_compute_on_the_threaded_host_emulation(tmp_path):
     ldmatrix, mma.sync — compiled by the host C++ compiler, each thread of a block a
     host thread, the PTX helpers replaced by what the instructions do
     (tilelang.testing.cuda_host_prelude), against NumPy."""
-    funcs = {
-        f"case{i}": hgemm(*shape, out=out, b_trans=bt)["hgemm"].with_attr(
-            "global_symbol", f"case{i}"
-        )
-        for i, (shape, bt, out) in enumerate(EMULATED)
-    }
-    lib = tilelang.build(tilelang.IRModule(funcs), TARGET)
-    assert lib.get_source().count("tl_ldmatrix_x4(") >= len(EMULATED)
-    program = HostProgram(lib, tmp_path)
-    for i, (shape, bt, out) in enumerate(EMULATED):
-        a, b, want = operands(*shape, b_trans=bt)
-        c = np.full(shape[:2], np.nan, out)
-        program.run(f"case{i}", [a, b, c])
-        tol = (1e-5, 1e-4) if out == "float32" else (1e-2, 5e-2)
-        np.testing.assert_allclose(c.astype("float32"), want, rtol=tol[0], atol=tol[1])
+    source = emulate_hgemm_cases(EMULATED, TARGET, tmp_path)
+    assert source.count("tl_ldmatrix_x4(") >= len(EMULATED)
 
 
 # ------------------------------------------------------------ on a GPU

@@ -372,18 +372,25 @@ def test_wmma_kernels_compute_on_the_threaded_host_emulation(tmp_path):
     """The default sm_75 WMMA kernels as printed (fragments, barriers, the shared
     panels double-buffered), each thread of a block a host thread and nvcuda::wmma a
     host stand-in whose lanes each hold the whole tile, against NumPy."""
-    from tilelang.testing.cuda_emulation import HostProgram
-
     cases = [((64, 64, 64), False, "float32"), ((128, 64, 48), False, "float32"),
              ((64, 128, 64), True, "float32"), ((64, 64, 32), False, "float16")]  # fmt: skip
+    source = emulate_hgemm_cases(cases, WMMA_TARGET, tmp_path)
+    assert "nvcuda::wmma::mma_sync" in source
+
+
+def emulate_hgemm_cases(cases, target, tmp_path) -> str:
+    """Builds one module of :func:`hgemm` cases ``((m, n, k), b_trans, out dtype)`` for
+    ``target`` with the default rules, runs each on the threaded host emulation and
+    checks it against NumPy; returns the generated source."""
+    from tilelang.testing.cuda_emulation import HostProgram
+
     funcs = {
         f"case{i}": hgemm(*shape, out=out, b_trans=bt)["hgemm"].with_attr(
             "global_symbol", f"case{i}"
         )
         for i, (shape, bt, out) in enumerate(cases)
     }
-    lib = tilelang.build(tilelang.IRModule(funcs), WMMA_TARGET)
-    assert "nvcuda::wmma::mma_sync" in lib.get_source()
+    lib = tilelang.build(tilelang.IRModule(funcs), target)
     program = HostProgram(lib, tmp_path)
     for i, (shape, bt, out) in enumerate(cases):
         a, b, want = operands(*shape, b_trans=bt)
@@ -391,6 +398,7 @@ def test_wmma_kernels_compute_on_the_threaded_host_emulation(tmp_path):
         program.run(f"case{i}", [a, b, c])
         tol = (1e-5, 1e-4) if out == "float32" else (1e-2, 5e-2)
         np.testing.assert_allclose(c.astype("float32"), want, rtol=tol[0], atol=tol[1])
+    return lib.get_source()
 
 
 @pytest.mark.gpu

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_schedule_state import TWO_STAGES
 
+import tilelang
 from tilelang.errors import ScheduleError
 from tilelang.testing.workloads import matmul
 from tilelang.tune import tune_tir
@@ -27,7 +29,7 @@ from tilelang.tune.screen import (
     mutate_decisions,
     sampling_steps,
 )
-from tilelang.tune.space import apply_space, decisions_of, resolve_space
+from tilelang.tune.space import DecisionSchedule, apply_space, decisions_of, resolve_space
 from tilelang.tune.trace_json import trace_to_json
 
 DATA = Path(__file__).parent / "data" / "tune_matmul256_llvm.jsonl"
@@ -168,24 +170,7 @@ def test_a_forced_decision_of_another_kind_is_drawn_afresh():
     """A screened decision list is positional: after a draw that changes the space's
     structure, a tiling may land on a compute-location draw. The space redraws it
     instead of failing (a whole-model tuning run once stopped with a TypeError)."""
-    from tilelang.tune.space import DecisionSchedule
-
-    text = """
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    B = T.alloc_buffer((16, 16))
-    for i, j in T.grid(16, 16):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(16, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
-"""
-    import tilelang
-
-    sch = DecisionSchedule(tilelang.parse(text), seed=0, forced=[[4, 4], 7])
+    sch = DecisionSchedule(tilelang.parse(TWO_STAGES), seed=0, forced=[[4, 4], 7])
     loop = sch.sample_compute_location(sch.get_block("B"))
     sch.sample_categorical([1, 2], [0.5, 0.5])
     location, category = [i for i in sch.trace.insts if i.kind.has_decision]
